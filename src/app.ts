@@ -1,0 +1,109 @@
+/**
+ * Builds the HTTP app from its dependencies. No I/O at import time: main.ts (and the tests) open
+ * storage and vendors and pass them in.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { authenticate } from './auth/authenticate.js';
+import type { Config } from './config/config.js';
+import { completionId } from './completions/completion-id.js';
+import { CompletionPipeline } from './completions/completion-pipeline.js';
+import { registerCompletionsRoute, finishQuietly } from './http/completions-route.js';
+import { toErrorResponse } from './http/error-mapper.js';
+import { GatewayError } from './http/gateway-error.js';
+import { registerModelsRoute } from './http/models-route.js';
+import { requestIdFor } from './http/request-id.js';
+import { registerUsageRoute } from './http/usage-route.js';
+import { registerAdminRoutes } from './http/admin-routes.js';
+import type { Logger } from './observability/logger.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createRequestObserver } from './observability/request-observer.js';
+import type { Storage, UsageOutcome } from './storage/types.js';
+import type { Admission } from './usage/admission.js';
+import { Ledger } from './usage/ledger.js';
+import type { VendorRegistry } from './vendors/registry.js';
+import { VendorError } from './vendors/vendor-error.js';
+import './http/fastify-types.js';
+
+export interface AppDependencies {
+  config: Config;
+  storage: Storage;
+  registry: VendorRegistry;
+  admission: Admission;
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+export interface App {
+  server: FastifyInstance;
+  metrics: Metrics;
+}
+
+export function buildApp(dependencies: AppDependencies): App {
+  const { config, storage, registry, admission, logger } = dependencies;
+  const metrics = dependencies.metrics ?? createMetrics();
+  const ledger = new Ledger(storage, logger, { onWrite: (seconds) => metrics.ledgerWrite.observe(seconds) });
+  const pipeline = new CompletionPipeline({ config, registry, admission, ledger, storage });
+  const observer = createRequestObserver(logger, metrics);
+
+  const server: FastifyInstance = Fastify({
+    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: requestIdFor,
+    requestTimeout: 0,
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+  server.decorateRequest('caller', null);
+  server.decorateRequest('completionRun', null);
+
+  server.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  server.setErrorHandler(async (error, request, reply) => {
+    const mapped = toErrorResponse(error);
+    const run = request.completionRun
+      ?? (request.caller && request.routeOptions.url === '/v5/completions' ? pipeline.begin(completionId(), request.caller) : null);
+    if (run && !run.isFinished) {
+      const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : mapped.status === 429 ? 'rate_limited' : mapped.status < 500 ? 'invalid_request' : 'error';
+      await finishQuietly(run, outcome, mapped.status, mapped.body.error.code);
+      observer.finished(run, mapped.status);
+    }
+    if (mapped.status >= 500 && !(error instanceof GatewayError)) request.log.error({ err: error, requestId: request.id }, 'unhandled error');
+    return reply.status(mapped.status).headers(mapped.headers).send(mapped.body);
+  });
+
+  server.setNotFoundHandler(async (request, reply) => {
+    const error = new GatewayError(`No route for ${request.method} ${request.url.split('?')[0]}.`, { status: 404, type: 'not_found_error', code: 'route_not_found' });
+    const mapped = toErrorResponse(error);
+    return reply.status(404).headers(mapped.headers).send(mapped.body);
+  });
+
+  server.get('/health', async () => ({ status: 'ok' }));
+  server.get('/ready', async (_request, reply) => {
+    try {
+      await storage.ping();
+      return { status: 'ready', storage: storage.kind, vendors: registry.vendorNames() };
+    } catch {
+      return reply.status(503).send({ status: 'unavailable', storage: 'unreachable', vendors: registry.vendorNames() });
+    }
+  });
+  server.get('/metrics', async (_request, reply) => {
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  server.register(async (v5) => {
+    v5.addHook('onRequest', async (request) => {
+      request.caller = await authenticate(request.headers as Record<string, string | undefined>, storage);
+    });
+    registerCompletionsRoute(v5, { pipeline, config, observer });
+    registerModelsRoute(v5, registry, config.aliases);
+    registerUsageRoute(v5, storage);
+  });
+
+  registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
+
+  return { server, metrics };
+}

@@ -1,0 +1,57 @@
+/**
+ * API key format and hashing. A key is `tg_<id>_<secret>`: the id part finds the stored record,
+ * the secret part is compared as a SHA-256 hash in constant time. Keys carry 190+ bits of
+ * randomness, so a fast hash is the right tool (no password-style stretching needed).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function randomToken(length: number): string {
+  const bytes = randomBytes(length * 2);
+  let out = '';
+  for (let i = 0; i < bytes.length && out.length < length; i++) {
+    const value = bytes[i];
+    if (value < 248) out += alphabet[value % 62]; // 248 = 4 × 62: rejection keeps it uniform
+  }
+  return out.length === length ? out : out + randomToken(length - out.length);
+}
+
+export interface GeneratedKey {
+  /** The full key, shown to its owner once. */
+  key: string;
+  /** Stored id, `key_<idpart>`. */
+  id: string;
+  /** Displayable prefix. */
+  prefix: string;
+  secretHash: string;
+}
+
+export function generateKey(): GeneratedKey {
+  const idPart = randomToken(12);
+  const secret = randomToken(32);
+  return { key: `tg_${idPart}_${secret}`, id: `key_${idPart}`, prefix: `tg_${idPart}`, secretHash: hashSecret(secret) };
+}
+
+export interface ParsedKey {
+  id: string;
+  secret: string;
+}
+
+const keyPattern = /^tg_([A-Za-z0-9]{12})_([A-Za-z0-9]{32})$/;
+
+export function parseKey(raw: string): ParsedKey | null {
+  const match = keyPattern.exec(raw);
+  return match ? { id: `key_${match[1]}`, secret: match[2] } : null;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Constant-time comparison of a presented secret with the stored hash. */
+export function secretMatches(secret: string, storedHash: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const stored = Buffer.from(storedHash, 'hex');
+  return presented.length === stored.length && timingSafeEqual(presented, stored);
+}

@@ -1,0 +1,31 @@
+/** The `tollgate` command line. Every command reads the same DATABASE_URL as the server. */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../config/config.js';
+import { registerAdminCommands } from './admin-commands.js';
+import { registerServeCommand } from './serve-command.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('tollgate')
+    .description('Tollgate, an LLM gateway for the text-completions API')
+    .showHelpAfterError(false)
+    .exitOverride();
+  registerServeCommand(program, loadConfig);
+  registerAdminCommands(program, loadConfig);
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return;
+      process.exitCode = error.exitCode || 1;
+      return; // commander already printed its one-line message
+    }
+    process.stderr.write(`tollgate: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+export function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('must be a non-negative integer');
+  return number;
+}

@@ -1,0 +1,202 @@
+/**
+ * The request path after auth: parse + validate, route, admission, generate (with fallback before
+ * the first output), metering, and the one ledger record. The HTTP layer only renders.
+ */
+import type { Config } from '../config/config.js';
+import { GatewayError, invalidRequest } from '../http/gateway-error.js';
+import type { Caller } from '../auth/authenticate.js';
+import type { Storage, UsageOutcome, UsageRecord } from '../storage/types.js';
+import type { Admission, AdmissionTicket } from '../usage/admission.js';
+import type { Ledger } from '../usage/ledger.js';
+import type { ResolvedModel, VendorRegistry } from '../vendors/registry.js';
+import type { GenerationPlan, GenerationRequest, StreamPart } from '../vendors/types.js';
+import { VendorError } from '../vendors/vendor-error.js';
+import { checkContextWindow } from './check-context-window.js';
+import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
+import { UsageMeter, type MeteredUsage } from './usage-meter.js';
+
+export interface PipelineDependencies {
+  config: Config;
+  registry: VendorRegistry;
+  admission: Admission;
+  ledger: Ledger;
+  storage: Storage;
+}
+
+interface Target {
+  resolved: ResolvedModel;
+  request: GenerationRequest;
+  plan: GenerationPlan;
+}
+
+/** One request in flight. Created by `CompletionPipeline.begin`; finished exactly once by `finish`. */
+export class CompletionRun {
+  readonly requestId: string;
+  readonly caller: Caller;
+  readonly startedAt: number;
+  readonly createdAtIso: string;
+  readonly meter: UsageMeter;
+  parsed: ParsedCompletionRequest | null = null;
+  target: Target | null = null;
+  private fallbacks: string[] = [];
+  ticket: AdmissionTicket | null = null;
+  private finished = false;
+  /** The usage the ledger recorded, once finished. */
+  settledUsage: MeteredUsage | null = null;
+  private readonly pipeline: CompletionPipeline;
+
+  constructor(pipeline: CompletionPipeline, requestId: string, caller: Caller) {
+    this.pipeline = pipeline;
+    this.requestId = requestId;
+    this.caller = caller;
+    this.startedAt = performance.now();
+    this.createdAtIso = new Date().toISOString();
+    this.meter = new UsageMeter(this.startedAt);
+  }
+
+  /** Validates and routes; throws 400/404/429 GatewayErrors before any upstream call. */
+  async prepare(body: unknown): Promise<void> {
+    const parsed = parseCompletionRequest(body);
+    this.parsed = parsed;
+    const targets = this.pipeline.targetsFor(parsed.model);
+    this.target = this.pipeline.prepareTarget(targets[0], parsed);
+    this.fallbacks = targets.slice(1);
+    const { promptTokens, maxTotal } = checkContextWindow(this.target.request, this.target.resolved.model);
+    this.ticket = await this.pipeline.dependencies.admission.admit({
+      accountId: this.caller.account.id,
+      keyId: this.caller.keyId,
+      maxTokens: maxTotal,
+      promptTokens,
+    });
+  }
+
+  get choiceCount(): number {
+    const request = this.target!.request;
+    return request.prompts.length * request.n;
+  }
+
+  /**
+   * Generates parts. A retryable failure before the first part moves on to the next fallback
+   * target; after the first part, errors propagate (they become stream error events).
+   */
+  async *generate(signal: AbortSignal): AsyncGenerator<StreamPart> {
+    const parsed = this.parsed!;
+    for (;;) {
+      const target = this.target!;
+      const iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
+      let first: IteratorResult<StreamPart>;
+      try {
+        first = await iterator.next();
+      } catch (error) {
+        const next = !signal.aborted && error instanceof VendorError && error.retryable ? this.nextFallback(parsed) : null;
+        if (!next) throw error;
+        this.target = next;
+        continue;
+      }
+      if (first.done) return;
+      this.meter.observe(first.value);
+      yield first.value;
+      for (;;) {
+        const result = await iterator.next();
+        if (result.done) return;
+        this.meter.observe(result.value);
+        yield result.value;
+      }
+    }
+  }
+
+  private nextFallback(parsed: ParsedCompletionRequest): Target | null {
+    while (this.fallbacks.length > 0) {
+      const model = this.fallbacks.shift()!;
+      try {
+        return this.pipeline.prepareTarget(model, parsed);
+      } catch {
+        // A fallback that cannot honour this request is skipped, never used half-way.
+      }
+    }
+    return null;
+  }
+
+  /** Settles usage, the budget reservation and the ledger record. Throws when the ledger write fails. */
+  async finish(outcome: UsageOutcome, status: number, errorCode: string | null = null): Promise<MeteredUsage> {
+    if (this.finished) throw new Error('CompletionRun.finish called twice');
+    this.finished = true;
+    const request = this.target?.request;
+    const usage = this.meter.settle(this.target?.resolved.model ?? null, request?.prompts ?? [], request?.echo ?? false, request?.n ?? 1);
+    const total = usage.promptTokens + usage.completionTokens;
+    await this.ticket?.settle(total);
+    const record: UsageRecord = {
+      requestId: this.requestId,
+      accountId: this.caller.account.id,
+      keyId: this.caller.keyId,
+      model: truncate(this.parsed?.model ?? '', 200),
+      vendor: this.target?.resolved.adapter.name ?? null,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      totalTokens: total,
+      cachedTokens: usage.cachedTokens ?? null,
+      reasoningTokens: usage.reasoningTokens ?? null,
+      estimated: usage.estimated,
+      stream: this.parsed?.stream ?? false,
+      outcome,
+      status,
+      errorCode,
+      latencyMs: round(performance.now() - this.startedAt),
+      ttftMs: this.meter.firstTokenAt === null ? null : round(this.meter.firstTokenAt),
+      createdAt: this.createdAtIso,
+    };
+    this.settledUsage = usage;
+    await this.pipeline.dependencies.ledger.record(record);
+    return usage;
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
+  }
+}
+
+export class CompletionPipeline {
+  readonly dependencies: PipelineDependencies;
+
+  constructor(dependencies: PipelineDependencies) {
+    this.dependencies = dependencies;
+  }
+
+  begin(requestId: string, caller: Caller): CompletionRun {
+    return new CompletionRun(this, requestId, caller);
+  }
+
+  /** The alias's ordered targets, or the model itself. */
+  targetsFor(model: string): string[] {
+    const alias = this.dependencies.config.aliases[model];
+    return alias ? [...alias] : [model];
+  }
+
+  prepareTarget(model: string, parsed: ParsedCompletionRequest): Target {
+    const resolved = this.dependencies.registry.resolve(model);
+    const request: GenerationRequest = { ...parsed.generation, model: resolved.model.name };
+    const plan = resolved.adapter.prepare(request, resolved.model);
+    return { resolved, request, plan };
+  }
+}
+
+/** Maps an error to the ledger outcome. */
+export function outcomeOf(error: unknown, aborted: boolean): { outcome: UsageOutcome; status: number; code: string | null } {
+  if (aborted) return { outcome: 'cancelled', status: 499, code: 'client_cancelled' };
+  if (error instanceof VendorError) return { outcome: 'vendor_error', status: error.status, code: error.code };
+  if (error instanceof GatewayError) {
+    const outcome: UsageOutcome = error.status === 429 ? 'rate_limited' : error.status < 500 ? 'invalid_request' : 'error';
+    return { outcome, status: error.status, code: error.code };
+  }
+  return { outcome: 'error', status: 500, code: 'internal_error' };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) : text;
+}
+
+export { invalidRequest };

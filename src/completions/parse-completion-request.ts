@@ -1,0 +1,90 @@
+/** Validates a request body and normalises it into the adapter-facing GenerationRequest. */
+import type { z } from 'zod';
+import { invalidRequest, type GatewayError } from '../http/gateway-error.js';
+import type { GenerationRequest, PromptInput } from '../vendors/types.js';
+import { completionRequestSchema, type CompletionRequestBody } from './completion-request-schema.js';
+
+export interface ParsedCompletionRequest {
+  /** `model` exactly as the caller wrote it. */
+  model: string;
+  stream: boolean;
+  /** The client asked for the final usage chunk. */
+  includeUsage: boolean;
+  /** Everything but the model, normalised; `model` is filled in once the vendor is resolved. */
+  generation: Omit<GenerationRequest, 'model'>;
+}
+
+export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
+  const result = completionRequestSchema.safeParse(body);
+  if (!result.success) throw toValidationError(result.error, body);
+  const request = result.data;
+  checkCombinations(request);
+  const stream = request.stream === true;
+  return {
+    model: request.model,
+    stream,
+    includeUsage: stream && request.stream_options?.include_usage === true,
+    generation: {
+      prompts: normalisePrompts(request.prompt),
+      n: request.n ?? 1,
+      bestOf: request.best_of ?? null,
+      maxTokens: request.max_tokens ?? 16,
+      temperature: request.temperature ?? null,
+      topP: request.top_p ?? null,
+      seed: request.seed ?? null,
+      stop: request.stop == null ? [] : typeof request.stop === 'string' ? [request.stop] : request.stop,
+      presencePenalty: request.presence_penalty ?? null,
+      frequencyPenalty: request.frequency_penalty ?? null,
+      logitBias: request.logit_bias ?? null,
+      logprobs: request.logprobs ?? null,
+      echo: request.echo === true,
+      suffix: request.suffix ?? null,
+      user: request.user ?? null,
+      stream,
+    },
+  };
+}
+
+function checkCombinations(request: CompletionRequestBody): void {
+  const n = request.n ?? 1;
+  if (request.best_of != null) {
+    if (request.best_of < n) throw invalidRequest(`'best_of' (${request.best_of}) must be greater than or equal to 'n' (${n}).`, 'best_of');
+    if (request.stream === true) throw invalidRequest("'best_of' cannot be used with 'stream'.", 'best_of');
+  }
+  if (request.stream_options != null && request.stream !== true) {
+    throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
+  }
+}
+
+function normalisePrompts(prompt: CompletionRequestBody['prompt']): PromptInput[] {
+  if (typeof prompt === 'string') return [{ kind: 'text', text: prompt }];
+  if (typeof prompt[0] === 'number') return [{ kind: 'tokens', tokens: prompt as number[] }];
+  if (typeof prompt[0] === 'string') return (prompt as string[]).map((text) => ({ kind: 'text', text }));
+  return (prompt as number[][]).map((tokens) => ({ kind: 'tokens', tokens }));
+}
+
+/** Formats the first zod issue as a 400 naming the parameter, e.g. `stop[2]` or `logit_bias.50256`. */
+function toValidationError(error: z.ZodError, body: unknown): GatewayError {
+  const issue = error.issues[0];
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const where = issue.path.length ? `${formatPath(issue.path)}.` : '';
+    return invalidRequest(`Unrecognized request argument supplied: '${where}${key}'.`, `${where}${key}`, 'unknown_parameter');
+  }
+  const param = issue.path.length ? formatPath(issue.path) : null;
+  const message = issue.message.startsWith("'") || issue.message.startsWith('The ')
+    ? issue.message
+    : `Invalid value for '${param ?? 'body'}': ${issue.message}.`;
+  const missing = issue.path.length === 1 && body !== null && typeof body === 'object' && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
+  const code = missing ? 'missing_required_parameter' : issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value';
+  return invalidRequest(message, param, code);
+}
+
+function formatPath(path: PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}

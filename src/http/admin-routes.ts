@@ -1,0 +1,101 @@
+/**
+ * Admin endpoints behind TOLLGATE_ADMIN_KEY: any account's usage, accounts, keys, budgets and
+ * limits. Without the admin key configured they do not exist (404).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { generateKey } from '../auth/api-keys.js';
+import { presentedKey } from '../auth/authenticate.js';
+import type { Config } from '../config/config.js';
+import type { Storage } from '../storage/types.js';
+import { GatewayError, invalidRequest } from './gateway-error.js';
+import { parseUsageQuery, usageToCsv, usageToJson } from './usage-route.js';
+
+export interface AdminRouteOptions {
+  config: Config;
+  storage: Storage;
+  /** Called after budgets or limits change, so admission stops using cached ones. */
+  onPolicyChange: () => void;
+}
+
+const budgetSchema = z.strictObject({
+  account_id: z.string().min(1),
+  key_id: z.string().min(1).nullish(),
+  tokens: z.number().int().min(0),
+  period: z.enum(['day', 'month', 'total']),
+});
+
+const limitSchema = z.strictObject({
+  account_id: z.string().min(1).nullish(),
+  key_id: z.string().min(1).nullish(),
+  rpm: z.number().int().min(0).nullish(),
+  tpm: z.number().int().min(0).nullish(),
+}).refine((body) => Boolean(body.account_id) !== Boolean(body.key_id), { error: 'Give exactly one of account_id or key_id.', path: ['account_id'] });
+
+const accountSchema = z.strictObject({ name: z.string().min(1).max(200) });
+const keySchema = z.strictObject({ account_id: z.string().min(1), name: z.string().max(200).nullish() });
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue.code === 'unrecognized_keys') throw invalidRequest(`Unrecognized argument '${issue.keys[0]}'.`, issue.keys[0], 'unknown_parameter');
+  const param = issue.path.map(String).join('.') || null;
+  throw invalidRequest(`Invalid '${param ?? 'body'}': ${issue.message}`, param);
+}
+
+export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
+  const { config, storage, onPolicyChange } = options;
+  if (!config.adminKey) return;
+  const expected = createHash('sha256').update(config.adminKey).digest();
+
+  const requireAdmin = async (request: FastifyRequest) => {
+    const presented = presentedKey(request.headers as Record<string, string | undefined>);
+    const digest = createHash('sha256').update(presented ?? '').digest();
+    if (!presented || !timingSafeEqual(digest, expected)) {
+      throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
+    }
+  };
+
+  app.register(async (admin) => {
+    admin.addHook('onRequest', requireAdmin);
+
+    admin.get('/admin/accounts', async () => ({ object: 'list', data: await storage.listAccounts() }));
+    admin.post('/admin/accounts', async (request, reply) => {
+      const { name } = parseBody(accountSchema, request.body);
+      try {
+        return reply.status(201).send(await storage.createAccount(name));
+      } catch (error) {
+        throw new GatewayError((error as Error).message, { status: 409, type: 'invalid_request_error', code: 'account_exists', param: 'name' });
+      }
+    });
+    admin.post('/admin/keys', async (request, reply) => {
+      const body = parseBody(keySchema, request.body);
+      if (!(await storage.getAccount(body.account_id))) throw invalidRequest(`No account '${body.account_id}'.`, 'account_id', 'account_not_found');
+      const generated = generateKey();
+      const key = await storage.createKey({ id: generated.id, accountId: body.account_id, name: body.name ?? null, prefix: generated.prefix, secretHash: generated.secretHash });
+      return reply.status(201).send({ ...key, key: generated.key });
+    });
+    admin.get('/admin/usage', async (request, reply) => {
+      const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;
+      const query = parseUsageQuery(rest);
+      const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.groupBy });
+      if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
+      return usageToJson(accountId || null, query, report);
+    });
+    admin.put('/admin/budgets', async (request) => {
+      const body = parseBody(budgetSchema, request.body);
+      if (!(await storage.getAccount(body.account_id))) throw invalidRequest(`No account '${body.account_id}'.`, 'account_id', 'account_not_found');
+      await storage.setBudget({ accountId: body.account_id, keyId: body.key_id ?? null, tokens: body.tokens, period: body.period });
+      onPolicyChange();
+      return { object: 'budget', ...body, key_id: body.key_id ?? null };
+    });
+    admin.put('/admin/limits', async (request) => {
+      const body = parseBody(limitSchema, request.body);
+      await storage.setRateLimit({ accountId: body.account_id ?? null, keyId: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null });
+      onPolicyChange();
+      return { object: 'rate_limit', account_id: body.account_id ?? null, key_id: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null };
+    });
+  });
+}

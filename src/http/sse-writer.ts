@@ -1,0 +1,104 @@
+/**
+ * Server-sent events on a raw Node response: data events, `: ping` keep-alives when silent,
+ * backpressure (a slow reader pauses the producer instead of growing a buffer), the error event
+ * in the one error shape, and the two-line ending both SDK families accept.
+ */
+import type { ServerResponse } from 'node:http';
+import { toErrorResponse } from './error-mapper.js';
+
+/** `event: done` first for the SGP SDK (which ignores named events), then `[DONE]` for the OpenAI SDKs. */
+const DONE = 'event: done\ndata: [DONE]\n\n';
+
+export class SseWriter {
+  private readonly response: ServerResponse;
+  private readonly headers: Record<string, string>;
+  private started = false;
+  private lastWriteAt = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
+    this.response = response;
+    this.headers = headers;
+    this.timer = setInterval(() => this.keepAlive(keepAliveIntervalMs), Math.max(50, Math.floor(keepAliveIntervalMs / 3)));
+    this.timer.unref();
+    this.lastWriteAt = performance.now();
+    response.once('close', () => {
+      this.closed = true;
+      this.stop();
+    });
+  }
+
+  get headersSent(): boolean {
+    return this.started;
+  }
+
+  /** Sends the status line and headers if not yet sent. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.response.writeHead(200, {
+      ...this.headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+    this.response.flushHeaders();
+    this.lastWriteAt = performance.now();
+  }
+
+  /** Writes one `data:` event; resolves when the client can take more (backpressure). */
+  async data(json: string): Promise<void> {
+    await this.write(`data: ${json}\n\n`);
+  }
+
+  /** Writes the error event in the OpenAI error shape and ends the stream. */
+  async error(error: unknown): Promise<void> {
+    const { body } = toErrorResponse(error);
+    await this.write(`data: ${JSON.stringify(body)}\n\n`);
+    this.end();
+  }
+
+  async done(): Promise<void> {
+    await this.write(DONE);
+    this.end();
+  }
+
+  end(): void {
+    this.stop();
+    if (!this.response.writableEnded) this.response.end();
+  }
+
+  private async write(text: string): Promise<void> {
+    if (this.closed || this.response.writableEnded || this.response.destroyed) return;
+    this.start();
+    this.lastWriteAt = performance.now();
+    if (!this.response.write(text)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.response.off('drain', done);
+          this.response.off('close', done);
+          resolve();
+        };
+        this.response.on('drain', done);
+        this.response.on('close', done);
+      });
+    }
+  }
+
+  private keepAlive(intervalMs: number): void {
+    if (this.closed || this.response.writableEnded) return;
+    if (performance.now() - this.lastWriteAt < intervalMs) return;
+    this.start();
+    this.lastWriteAt = performance.now();
+    // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
+    this.response.write(': ping\n\n');
+  }
+
+  private stop(): void {
+    if (this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+}

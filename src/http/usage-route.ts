@@ -1,0 +1,83 @@
+/** GET /v5/usage: the caller's own account usage, filtered by time and grouped by model, day or key. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
+import { invalidRequest } from './gateway-error.js';
+import './fastify-types.js';
+
+const isoInstant = (param: string) =>
+  z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` });
+
+export const usageQuerySchema = z.strictObject({
+  since: isoInstant('since').optional(),
+  until: isoInstant('until').optional(),
+  group_by: z.enum(['model', 'day', 'key'], { error: "'group_by' must be one of model, day, key." }).optional(),
+  format: z.enum(['json', 'csv'], { error: "'format' must be json or csv." }).optional(),
+});
+
+export interface ParsedUsageQuery {
+  since?: string;
+  until?: string;
+  groupBy?: UsageGroupBy;
+  format: 'json' | 'csv';
+}
+
+export function parseUsageQuery(query: unknown): ParsedUsageQuery {
+  const result = usageQuerySchema.safeParse(query ?? {});
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    if (issue.code === 'unrecognized_keys') throw invalidRequest(`Unknown query parameter '${issue.keys[0]}'.`, issue.keys[0], 'unknown_parameter');
+    throw invalidRequest(issue.message, String(issue.path[0] ?? ''), 'invalid_value');
+  }
+  const { since, until, group_by: groupBy, format } = result.data;
+  return {
+    since: since ? new Date(since).toISOString() : undefined,
+    until: until ? new Date(until).toISOString() : undefined,
+    groupBy,
+    format: format ?? 'json',
+  };
+}
+
+export function usageToCsv(report: UsageReport, groupBy: UsageGroupBy | undefined): string {
+  const header = [groupBy ?? 'group', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cached_tokens', 'reasoning_tokens', 'estimated_requests'];
+  const rows = (groupBy ? report.groups : []).map((group) => [group.group ?? '', group.requests, group.promptTokens, group.completionTokens, group.totalTokens, group.cachedTokens, group.reasoningTokens, group.estimatedRequests]);
+  const totals = report.totals;
+  rows.push(['total', totals.requests, totals.promptTokens, totals.completionTokens, totals.totalTokens, totals.cachedTokens, totals.reasoningTokens, totals.estimatedRequests]);
+  return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\n') + '\n';
+}
+
+function csvCell(value: string | number): string {
+  const text = String(value);
+  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function usageToJson(accountId: string | null, query: ParsedUsageQuery, report: UsageReport) {
+  const row = (totals: UsageReport['totals']) => ({
+    requests: totals.requests,
+    prompt_tokens: totals.promptTokens,
+    completion_tokens: totals.completionTokens,
+    total_tokens: totals.totalTokens,
+    cached_tokens: totals.cachedTokens,
+    reasoning_tokens: totals.reasoningTokens,
+    estimated_requests: totals.estimatedRequests,
+  });
+  return {
+    object: 'usage',
+    account_id: accountId,
+    since: query.since ?? null,
+    until: query.until ?? null,
+    group_by: query.groupBy ?? null,
+    data: query.groupBy ? report.groups.map((group) => ({ [query.groupBy!]: group.group, ...row(group) })) : [],
+    totals: row(report.totals),
+  };
+}
+
+export function registerUsageRoute(app: FastifyInstance, storage: Storage): void {
+  app.get('/v5/usage', async (request, reply) => {
+    const query = parseUsageQuery(request.query);
+    const accountId = request.caller!.account.id;
+    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy });
+    if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
+    return usageToJson(accountId, query, report);
+  });
+}

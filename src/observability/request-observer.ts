@@ -1,0 +1,49 @@
+/** One log line and the metrics per completion request. Never logs prompts or keys. */
+import type { CompletionRun } from '../completions/completion-pipeline.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+
+export interface RequestObserver {
+  started(run: CompletionRun): void;
+  finished(run: CompletionRun, status: number): void;
+}
+
+export function createRequestObserver(logger: Logger, metrics: Metrics): RequestObserver {
+  const streaming = new WeakSet<CompletionRun>();
+  return {
+    started(run) {
+      if (run.parsed?.stream) {
+        streaming.add(run);
+        metrics.inFlightStreams.inc();
+      }
+    },
+    finished(run, status) {
+      if (streaming.delete(run)) metrics.inFlightStreams.dec();
+      const vendor = run.target?.resolved.adapter.name ?? 'none';
+      const model = run.parsed?.model ?? 'unknown';
+      const seconds = (performance.now() - run.startedAt) / 1000;
+      metrics.requests.inc({ vendor, model: run.target ? model : 'invalid', status: String(status) });
+      metrics.latency.observe({ vendor, stream: String(run.parsed?.stream ?? false) }, seconds);
+      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.observe({ vendor }, run.meter.firstTokenAt / 1000);
+      const usage = run.settledUsage;
+      if (usage) {
+        metrics.tokens.inc({ account: run.caller.account.id, model, kind: 'prompt' }, usage.promptTokens);
+        metrics.tokens.inc({ account: run.caller.account.id, model, kind: 'completion' }, usage.completionTokens);
+      }
+      logger.info({
+        requestId: run.requestId,
+        account: run.caller.account.id,
+        keyId: run.caller.keyId,
+        model,
+        vendor,
+        stream: run.parsed?.stream ?? false,
+        status,
+        promptTokens: usage?.promptTokens ?? 0,
+        completionTokens: usage?.completionTokens ?? 0,
+        estimated: usage?.estimated ?? false,
+        latencyMs: Math.round(seconds * 1000 * 10) / 10,
+        ttftMs: run.meter.firstTokenAt === null ? null : Math.round(run.meter.firstTokenAt * 10) / 10,
+      }, 'completion');
+    },
+  };
+}

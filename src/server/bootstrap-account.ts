@@ -1,0 +1,38 @@
+/** On an empty database: create account `default` with one key and print the key once. */
+import { generateKey } from '../auth/api-keys.js';
+import type { Storage } from '../storage/types.js';
+
+export interface BootstrapResult {
+  accountId: string;
+  key: string;
+}
+
+export async function bootstrapDefaultAccount(storage: Storage): Promise<BootstrapResult | null> {
+  if ((await storage.countAccounts()) > 0) return null;
+  let account;
+  try {
+    account = await storage.createAccount('default');
+  } catch {
+    return null; // another instance created it first; its key was printed there
+  }
+  const generated = generateKey();
+  await storage.createKey({ id: generated.id, accountId: account.id, name: 'default', prefix: generated.prefix, secretHash: generated.secretHash });
+  return { accountId: account.id, key: generated.key };
+}
+
+export function bootstrapBanner(result: BootstrapResult, baseUrl: string, model: string): string {
+  return [
+    '',
+    `Created account 'default' (${result.accountId}) with an API key. It is shown only this once:`,
+    '',
+    `  ${result.key}`,
+    '',
+    'Try it:',
+    '',
+    `  curl -s ${baseUrl}/v5/completions \\`,
+    `    -H 'content-type: application/json' \\`,
+    `    -H 'x-api-key: ${result.key}' \\`,
+    `    -d '{"model": "${model}", "prompt": "The state of the union is", "max_tokens": 24}'`,
+    '',
+  ].join('\n');
+}

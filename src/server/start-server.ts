@@ -1,0 +1,66 @@
+/** Opens storage and vendors, builds the app, listens, and stops gracefully on SIGTERM/SIGINT. */
+import { buildApp } from '../app.js';
+import type { Config } from '../config/config.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createStorage } from '../storage/create-storage.js';
+import type { Storage } from '../storage/types.js';
+import { createAdmission } from '../usage/create-admission.js';
+import { createAdapters } from '../vendors/create-adapters.js';
+import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
+import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  storage: Storage;
+  registry: VendorRegistry;
+  logger: Logger;
+  /** The account and key created on an empty database, or null. */
+  bootstrapped: { accountId: string; key: string } | null;
+  /** Stops accepting, drains in-flight requests up to the grace period, closes everything. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Print the banner (address, first key) to stdout. */
+  announce?: boolean;
+  /** Create the default account on an empty database (the primary process only, in cluster mode). */
+  bootstrap?: boolean;
+  /** Log destination override (tests capture logs). */
+  logger?: Logger;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const storage = await createStorage(config.databaseUrl);
+  await storage.migrate();
+  const bootstrapped = options.bootstrap === false ? null : await bootstrapDefaultAccount(storage);
+  const { adapters, disabled } = await createAdapters({ config, logger });
+  const registry = createVendorRegistry(adapters, disabled);
+  const admission = await createAdmission(config, storage, logger);
+  const { server } = buildApp({ config, storage, registry, admission, logger });
+  await server.listen({ host: config.host, port: config.port });
+  const address = server.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  if (options.announce !== false) {
+    process.stdout.write(`Tollgate listening on ${url}\n`);
+    if (bootstrapped) {
+      const firstModel = registry.listModels()[0]?.id ?? 'local/tollgate-small';
+      process.stdout.write(bootstrapBanner(bootstrapped, url, firstModel) + '\n');
+    }
+  }
+  let stopping: Promise<void> | null = null;
+  const stop = () => (stopping ??= (async () => {
+    const deadline = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
+    deadline.unref();
+    await server.close();
+    clearTimeout(deadline);
+    await registry.close();
+    await admission.close();
+    await storage.close();
+    logger.flush();
+  })());
+  return { url, port, storage, registry, logger, bootstrapped, stop };
+}

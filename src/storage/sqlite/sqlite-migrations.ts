@@ -1,0 +1,58 @@
+/** Versioned schema for SQLite. Append only: a shipped migration is never edited. */
+export const sqliteMigrations: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        name TEXT,
+        prefix TEXT NOT NULL,
+        secret_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_account ON api_keys(account_id);
+      CREATE TABLE usage_records (
+        request_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        key_id TEXT,
+        model TEXT NOT NULL,
+        vendor TEXT,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        total_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER,
+        reasoning_tokens INTEGER,
+        estimated INTEGER NOT NULL,
+        stream INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        error_code TEXT,
+        latency_ms REAL NOT NULL,
+        ttft_ms REAL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX usage_account_time ON usage_records(account_id, created_at);
+      CREATE TABLE budgets (
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL DEFAULT '',
+        tokens INTEGER NOT NULL,
+        period TEXT NOT NULL,
+        PRIMARY KEY (account_id, key_id)
+      );
+      CREATE TABLE rate_limits (
+        scope TEXT PRIMARY KEY,
+        account_id TEXT,
+        key_id TEXT,
+        rpm INTEGER,
+        tpm INTEGER
+      );
+    `,
+  },
+];

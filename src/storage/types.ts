@@ -1,0 +1,151 @@
+/**
+ * The storage interface. SQLite and PostgreSQL implement it and pass one contract suite
+ * (test/storage-contract.test.ts). Only `create-storage.ts` imports a driver.
+ */
+
+export interface Account {
+  id: string;
+  name: string;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string | null;
+  /** The first characters of the key, safe to display (`tg_abc123…`). */
+  prefix: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A key with its stored secret hash, for the auth check only. */
+export interface ApiKeyWithHash extends ApiKey {
+  /** SHA-256 of the key's secret part, hex. */
+  secretHash: string;
+}
+
+export type UsageOutcome = 'success' | 'invalid_request' | 'vendor_error' | 'cancelled' | 'rate_limited' | 'error';
+
+/** Exactly one per authenticated request, keyed by the gateway's request id. */
+export interface UsageRecord {
+  requestId: string;
+  accountId: string;
+  keyId: string | null;
+  /** As the caller wrote it (`vendor/name`), or whatever it sent when invalid (truncated). */
+  model: string;
+  vendor: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens: number | null;
+  reasoningTokens: number | null;
+  /** True when counts come from the gateway's tokenizer, not the vendor. */
+  estimated: boolean;
+  stream: boolean;
+  outcome: UsageOutcome;
+  /** The HTTP status the client got (200 for a stream that later failed is recorded with its error status). */
+  status: number;
+  /** The error code, when the request failed. */
+  errorCode: string | null;
+  latencyMs: number;
+  /** Time to first token, ms; null when no token was produced. */
+  ttftMs: number | null;
+  /** ISO 8601, when the request arrived. */
+  createdAt: string;
+}
+
+export type UsageGroupBy = 'model' | 'day' | 'key';
+
+export interface UsageQuery {
+  /** Omit for all accounts (admin). */
+  accountId?: string;
+  /** Inclusive lower bound, ISO 8601. */
+  since?: string;
+  /** Exclusive upper bound, ISO 8601. */
+  until?: string;
+  groupBy?: UsageGroupBy;
+}
+
+export interface UsageTotals {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  /** Requests whose counts were estimated by the gateway. */
+  estimatedRequests: number;
+}
+
+export interface UsageGroup extends UsageTotals {
+  /** The model, the day (YYYY-MM-DD, UTC) or the key id; null for requests without one. */
+  group: string | null;
+}
+
+export interface UsageReport {
+  groups: UsageGroup[];
+  totals: UsageTotals;
+}
+
+export type BudgetPeriod = 'day' | 'month' | 'total';
+
+export interface Budget {
+  accountId: string;
+  /** Null for the account-wide budget. */
+  keyId: string | null;
+  tokens: number;
+  period: BudgetPeriod;
+}
+
+export interface RateLimit {
+  /** Exactly one of accountId / keyId is set. */
+  accountId: string | null;
+  keyId: string | null;
+  /** Requests per minute; null = unlimited. */
+  rpm: number | null;
+  /** Tokens per minute; null = unlimited. */
+  tpm: number | null;
+}
+
+export interface Storage {
+  /** `sqlite` or `postgres`. */
+  readonly kind: string;
+  /** Applies pending versioned migrations; returns the versions applied now. */
+  migrate(): Promise<number[]>;
+  /** Throws when the database is unreachable. */
+  ping(): Promise<void>;
+
+  createAccount(name: string): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+  listAccounts(): Promise<Account[]>;
+  countAccounts(): Promise<number>;
+
+  createKey(input: { accountId: string; name: string | null; prefix: string; secretHash: string; id: string }): Promise<ApiKey>;
+  /** The key with its hash, revoked or not; null when absent. */
+  getKeyWithHash(keyId: string): Promise<ApiKeyWithHash | null>;
+  listKeys(accountId: string): Promise<ApiKey[]>;
+  /** False when there is no such key or it was already revoked. */
+  revokeKey(keyId: string): Promise<boolean>;
+
+  /** Idempotent on requestId: returns false (and changes nothing) when a record already exists. */
+  recordUsage(record: UsageRecord): Promise<boolean>;
+  getUsageRecord(requestId: string): Promise<UsageRecord | null>;
+  queryUsage(query: UsageQuery): Promise<UsageReport>;
+  /** Most recent records first, for the dashboard. */
+  recentUsage(query: { accountId?: string; limit: number }): Promise<UsageRecord[]>;
+  /** Total tokens recorded for the account (and key, when given) since `since` (ISO; omit for all time). */
+  sumTokens(query: { accountId: string; keyId?: string | null; since?: string }): Promise<number>;
+
+  setBudget(budget: Budget): Promise<void>;
+  /** Budgets that apply to a request by this key: the account-wide one and the key's own. */
+  getBudgets(accountId: string, keyId: string | null): Promise<Budget[]>;
+  listBudgets(accountId: string): Promise<Budget[]>;
+
+  setRateLimit(limit: RateLimit): Promise<void>;
+  /** The account's limit and the key's limit, those that exist. */
+  getRateLimits(accountId: string, keyId: string | null): Promise<RateLimit[]>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,99 @@
+/** Row ↔ record mapping shared by the SQL backends (both use the same column names). */
+import type { UsageGroup, UsageRecord, UsageTotals } from './types.js';
+
+export interface UsageRow {
+  request_id: string;
+  account_id: string;
+  key_id: string | null;
+  model: string;
+  vendor: string | null;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  total_tokens: number | string;
+  cached_tokens: number | string | null;
+  reasoning_tokens: number | string | null;
+  estimated: number | boolean;
+  stream: number | boolean;
+  outcome: string;
+  status: number;
+  error_code: string | null;
+  latency_ms: number | string;
+  ttft_ms: number | string | null;
+  created_at: string | Date;
+}
+
+export const usageColumns = [
+  'request_id', 'account_id', 'key_id', 'model', 'vendor', 'prompt_tokens', 'completion_tokens', 'total_tokens',
+  'cached_tokens', 'reasoning_tokens', 'estimated', 'stream', 'outcome', 'status', 'error_code', 'latency_ms',
+  'ttft_ms', 'created_at',
+] as const;
+
+export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unknown[] {
+  const flag = (value: boolean) => (booleanAsInteger ? (value ? 1 : 0) : value);
+  return [
+    record.requestId, record.accountId, record.keyId, record.model, record.vendor, record.promptTokens,
+    record.completionTokens, record.totalTokens, record.cachedTokens, record.reasoningTokens, flag(record.estimated),
+    flag(record.stream), record.outcome, record.status, record.errorCode, record.latencyMs, record.ttftMs, record.createdAt,
+  ];
+}
+
+const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value));
+
+export function rowToUsage(row: UsageRow): UsageRecord {
+  return {
+    requestId: row.request_id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    model: row.model,
+    vendor: row.vendor,
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    totalTokens: Number(row.total_tokens),
+    cachedTokens: nullableNumber(row.cached_tokens),
+    reasoningTokens: nullableNumber(row.reasoning_tokens),
+    estimated: Boolean(row.estimated),
+    stream: Boolean(row.stream),
+    outcome: row.outcome as UsageRecord['outcome'],
+    status: Number(row.status),
+    errorCode: row.error_code,
+    latencyMs: Number(row.latency_ms),
+    ttftMs: nullableNumber(row.ttft_ms),
+    createdAt: row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at,
+  };
+}
+
+/** The aggregate select list; both backends' SUMs come back as numbers or numeric strings. */
+export const usageAggregateSelect = `COUNT(*) AS requests,
+  COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens,
+  COALESCE(SUM(completion_tokens), 0) AS completion_tokens,
+  COALESCE(SUM(total_tokens), 0) AS total_tokens,
+  COALESCE(SUM(cached_tokens), 0) AS cached_tokens,
+  COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+  COALESCE(SUM(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_requests`;
+
+export interface AggregateRow {
+  group_value?: string | null;
+  requests: number | string;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  total_tokens: number | string;
+  cached_tokens: number | string;
+  reasoning_tokens: number | string;
+  estimated_requests: number | string;
+}
+
+export function rowToTotals(row: AggregateRow): UsageTotals {
+  return {
+    requests: Number(row.requests),
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    totalTokens: Number(row.total_tokens),
+    cachedTokens: Number(row.cached_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+    estimatedRequests: Number(row.estimated_requests),
+  };
+}
+
+export function rowToGroup(row: AggregateRow): UsageGroup {
+  return { group: row.group_value ?? null, ...rowToTotals(row) };
+}

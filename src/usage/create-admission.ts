@@ -1,0 +1,20 @@
+/** Picks the admission backend: in-process counters, or Redis when REDIS_URL is set. */
+import type { Config } from '../config/config.js';
+import type { Logger } from '../observability/logger.js';
+import type { Storage } from '../storage/types.js';
+import type { Admission } from './admission.js';
+import { MemoryCounterStore, type CounterStore } from './counter-store.js';
+import { QuotaAdmission } from './quota-admission.js';
+import { RedisCounterStore } from './redis-counter-store.js';
+
+export async function createAdmission(config: Config, storage: Storage, logger: Logger, counters?: CounterStore): Promise<QuotaAdmission> {
+  let store = counters;
+  if (!store && config.redisUrl) {
+    const redis = new RedisCounterStore(config.redisUrl, logger);
+    await redis.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without redis; admission answers 503 until it connects'));
+    store = redis;
+  }
+  return new QuotaAdmission({ counters: store ?? new MemoryCounterStore(), storage, logger, policyCacheMs: config.policyCacheMs });
+}
+
+export type { Admission };

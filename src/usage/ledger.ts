@@ -1,0 +1,41 @@
+/**
+ * The usage ledger: exactly one record per authenticated request, idempotent on the request id,
+ * committed before the response's last byte. A write that fails is retried (safe: idempotent);
+ * when it still fails the caller must not report success (no unmetered success).
+ */
+import type { Logger } from '../observability/logger.js';
+import type { Storage, UsageRecord } from '../storage/types.js';
+
+export interface LedgerObserver {
+  onWrite(seconds: number, record: UsageRecord): void;
+}
+
+export class Ledger {
+  private readonly storage: Storage;
+  private readonly logger: Logger;
+  private readonly observer: LedgerObserver | null;
+
+  constructor(storage: Storage, logger: Logger, observer: LedgerObserver | null = null) {
+    this.storage = storage;
+    this.logger = logger;
+    this.observer = observer;
+  }
+
+  /** Writes the record; throws after retries fail. Returns false when it was already recorded. */
+  async record(record: UsageRecord): Promise<boolean> {
+    const started = performance.now();
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const inserted = await this.storage.recordUsage(record);
+        this.observer?.onWrite((performance.now() - started) / 1000, record);
+        return inserted;
+      } catch (error) {
+        lastError = error;
+        this.logger.warn({ requestId: record.requestId, attempt, err: (error as Error).message }, 'ledger write failed');
+        await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
+      }
+    }
+    throw lastError;
+  }
+}

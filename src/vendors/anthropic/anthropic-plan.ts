@@ -1,0 +1,31 @@
+/**
+ * What Anthropic can honour. Emulated: prompt lists (one conversation per prompt), n (parallel
+ * calls), stop sequences it rejects (whitespace-only ones, e.g. "\n"; enforced by the gateway),
+ * echo without logprobs. Mapped: max_tokens, temperature (0–1), top_p, stop, user → metadata.user_id.
+ * Refused: everything with no equivalent.
+ */
+import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
+import { refuseAbove, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
+import type { GenerationRequest } from '../types.js';
+
+export function planAnthropic(vendor: string, request: GenerationRequest): GenerationPlanDetail {
+  refuseUnsupported(request, vendor, {
+    prompt: tokenPromptReason,
+    logprobs: 'Anthropic returns no token logprobs',
+    logit_bias: 'Anthropic has no logit_bias',
+    best_of: 'Anthropic cannot rank candidates',
+    suffix: 'Anthropic has no insertion mode',
+    seed: 'Anthropic has no seed',
+    presence_penalty: 'Anthropic has no presence penalty',
+    frequency_penalty: 'Anthropic has no frequency penalty',
+  });
+  refuseAbove(request, vendor, 'temperature', request.temperature, 1);
+  return planGeneration(request, {
+    promptList: false,
+    nativeN: false,
+    nativeEcho: false,
+    maxStops: Number.MAX_SAFE_INTEGER,
+    // The Messages API answers 400 to stop sequences without a non-whitespace character.
+    acceptsStop: (stop) => /\S/.test(stop),
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * Scratch memory for generating one choice: dense arrays over the model's vocabulary, reused step
+ * after step so a token costs no allocation. Concurrent requests each borrow their own workspace
+ * from a small pool.
+ */
+export class LocalWorkspace {
+  /** Sparse probability mass of the touched tokens (valid where `stamps[token]` is the current stamp). */
+  readonly mass: Float64Array;
+  /** Per token, the step that last touched it; comparing stamps avoids clearing `mass` each step. */
+  readonly stamps: Int32Array;
+  /** The tokens touched in the current step, `touchedCount` of them. */
+  readonly touched: Int32Array;
+  touchedCount = 0;
+  /** Per-token sampling weight of the current step (valid for touched tokens). */
+  readonly weights: Float64Array;
+  /** Logit adjustment per token: logit bias minus the presence/frequency penalties. */
+  readonly adjustments: Float64Array;
+  /** 1 where `adjustments` is in use for this choice. */
+  readonly adjusted: Uint8Array;
+  /** Times each token was generated in this choice (for the penalties). */
+  readonly generatedCounts: Int32Array;
+  /** Sort keys and token lists for top_p, sized to the vocabulary. */
+  readonly sortKeys: Float64Array;
+  readonly nucleusTokens: Int32Array;
+  readonly nucleusWeights: Float64Array;
+  private stamp = 0;
+
+  constructor(readonly vocabularySize: number) {
+    this.mass = new Float64Array(vocabularySize);
+    this.stamps = new Int32Array(vocabularySize);
+    this.touched = new Int32Array(vocabularySize);
+    this.weights = new Float64Array(vocabularySize);
+    this.adjustments = new Float64Array(vocabularySize);
+    this.adjusted = new Uint8Array(vocabularySize);
+    this.generatedCounts = new Int32Array(vocabularySize);
+    this.sortKeys = new Float64Array(vocabularySize);
+    this.nucleusTokens = new Int32Array(vocabularySize);
+    this.nucleusWeights = new Float64Array(vocabularySize);
+  }
+
+  nextStamp(): number {
+    if (this.stamp === 0x7fffffff) {
+      this.stamps.fill(0);
+      this.stamp = 0;
+    }
+    return ++this.stamp;
+  }
+
+  get currentStamp(): number {
+    return this.stamp;
+  }
+
+  /** Adds `token` to the touched set with no sparse mass (its probability is then β·unigram). */
+  touch(token: number): void {
+    if (this.stamps[token] === this.stamp) return;
+    this.stamps[token] = this.stamp;
+    this.mass[token] = 0;
+    this.touched[this.touchedCount++] = token;
+  }
+}
+
+/** Keeps a few workspaces for reuse; beyond that, workspaces are created and dropped. */
+export class LocalWorkspacePool {
+  private readonly idle: LocalWorkspace[] = [];
+
+  constructor(
+    private readonly vocabularySize: number,
+    private readonly keep = 32,
+  ) {}
+
+  acquire(): LocalWorkspace {
+    return this.idle.pop() ?? new LocalWorkspace(this.vocabularySize);
+  }
+
+  /** The caller must have reset the per-choice arrays (adjustments, adjusted, generatedCounts). */
+  release(workspace: LocalWorkspace): void {
+    if (this.idle.length < this.keep) this.idle.push(workspace);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Builds the OpenAI-compatible vendors: the built-in presets (OpenAI included) and every server
+ * the config file declares with `kind: openai-compatible`. A vendor without its key (or, for
+ * keyless servers, without its base URL) is not offered; `disabled` says which variable enables it.
+ */
+import type { Config } from '../../config/config.js';
+import { ConfigError } from '../../config/config.js';
+import { openaiPreset } from '../openai/openai-preset.js';
+import { createModelCatalogue } from '../shared/model-catalogue.js';
+import { parseVendorConfig } from '../shared/parse-vendor-config.js';
+import { envPrefixFor, resolveEndpoint } from '../shared/vendor-endpoint.js';
+import type { VendorAdapter } from '../types.js';
+import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
+import { declaredSliceSchema, presetSliceSchema, type DeclaredSlice, type PresetSlice } from './openai-compatible-config.js';
+import { openaiCompatiblePresets } from './openai-compatible-presets.js';
+import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
+
+export interface CreatedOpenAICompatible {
+  adapters: VendorAdapter[];
+  disabled: Map<string, string>;
+}
+
+export const builtInOpenAICompatible: readonly OpenAICompatiblePreset[] = [openaiPreset, ...openaiCompatiblePresets];
+
+/** @param reserved vendor names owned by other adapters (their slices are not ours to read) */
+export function createOpenAICompatibleAdapters(config: Config, reserved: ReadonlySet<string>): CreatedOpenAICompatible {
+  const adapters: VendorAdapter[] = [];
+  const disabled = new Map<string, string>();
+  const presetNames = new Set(builtInOpenAICompatible.map((preset) => preset.name));
+  for (const preset of builtInOpenAICompatible) {
+    record(createPresetAdapter(config, preset), preset.name, adapters, disabled);
+  }
+  for (const [name, raw] of Object.entries(config.vendors)) {
+    if (presetNames.has(name) || reserved.has(name)) continue;
+    if (raw.kind !== 'openai-compatible') {
+      throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: unknown vendor; declare your own server with kind: openai-compatible`);
+    }
+    if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: vendor names are lower-case letters, digits, '.', '_' or '-'`);
+    const slice = parseVendorConfig(name, declaredSliceSchema, raw);
+    record(build(config, declaredPreset(name, slice), slice, slice.apiKeyEnv), name, adapters, disabled);
+  }
+  return { adapters, disabled };
+}
+
+/** The adapter for one built-in preset, or the hint saying which variable enables it. */
+export function createPresetAdapter(config: Config, preset: OpenAICompatiblePreset): VendorAdapter | string {
+  const slice = parseVendorConfig(preset.name, presetSliceSchema, config.vendors[preset.name]);
+  return build(config, preset, slice, undefined);
+}
+
+function record(result: VendorAdapter | string, name: string, adapters: VendorAdapter[], disabled: Map<string, string>): void {
+  if (typeof result === 'string') disabled.set(name, result);
+  else adapters.push(result);
+}
+
+function build(config: Config, preset: OpenAICompatiblePreset, slice: PresetSlice, keyVariable: string | undefined): VendorAdapter | string {
+  const endpoint = resolveEndpoint({
+    vendor: preset.name,
+    vendorEnv: config.vendorEnv,
+    envPrefix: preset.envPrefix,
+    keyVariable,
+    sliceBaseUrl: slice.baseUrl,
+    defaultBaseUrl: preset.defaultBaseUrl,
+    keyRequired: preset.keyRequired,
+  });
+  if (!endpoint.offered) return endpoint.hint;
+  const catalogue = createModelCatalogue(preset.name, preset.models, slice.models, {
+    contextWindow: slice.unlistedContextWindow,
+    nativeCompletions: preset.defaultMode === 'native',
+    logprobs: preset.defaultMode === 'native' && preset.native.logprobs,
+    allowUnlisted: slice.allowUnlistedModels,
+    exactCounterFor: preset.exactCounterFor,
+  });
+  return createOpenAICompatibleAdapter({
+      preset,
+      baseUrl: endpoint.baseUrl,
+      apiKey: endpoint.apiKey,
+      apiKeyVariable: endpoint.apiKey ? endpoint.keyVariable : null,
+      apiVersion: endpoint.apiVersion,
+      transport: slice,
+      catalogue,
+  });
+}
+
+function declaredPreset(name: string, slice: DeclaredSlice): OpenAICompatiblePreset {
+  const unsupported: OpenAICompatiblePreset['unsupported'] = {};
+  for (const param of slice.unsupported) unsupported[param] = `the operator declared that '${name}' does not support it`;
+  return {
+    name,
+    envPrefix: envPrefixFor(name),
+    defaultBaseUrl: null,
+    // A declared server needs a key only when the operator names the variable holding it.
+    keyRequired: slice.apiKeyEnv !== undefined,
+    auth: slice.auth,
+    urlStyle: 'openai',
+    paths: { native: slice.paths?.completions ?? standardPaths.native, chat: slice.paths?.chat ?? standardPaths.chat },
+    defaultMode: slice.completions,
+    native: {
+      ...conservativeNativeFeatures,
+      promptList: slice.features.promptList,
+      nativeN: slice.features.n,
+      nativeEcho: slice.features.echo,
+      logprobs: slice.features.logprobs,
+      tokenPrompts: slice.features.tokenPrompts,
+      bestOf: slice.features.bestOf,
+      suffix: slice.features.suffix,
+    },
+    chatN: slice.features.chatN,
+    unsupported,
+    seedField: slice.seedField,
+    chatMaxTokensField: 'max_tokens',
+    streamUsage: slice.streamUsage,
+    models: [],
+  };
+}

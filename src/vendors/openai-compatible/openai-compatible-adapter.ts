@@ -1,0 +1,89 @@
+/**
+ * The one adapter for every server speaking the OpenAI wire format (OpenAI, Azure, vLLM, Ollama,
+ * …); a preset says what the server can do. Non-stream requests make non-stream upstream calls;
+ * streams stream, always asking for usage.
+ */
+import type { CallPart } from '../shared/call-part.js';
+import type { ModelCatalogue } from '../shared/model-catalogue.js';
+import type { CallGroup } from '../shared/plan-generation.js';
+import { promptText } from '../shared/plan-generation.js';
+import { readSseEvents } from '../shared/read-sse-events.js';
+import { runUpstreamCalls, type PlannedCall } from '../shared/run-upstream-calls.js';
+import type { TransportOptions } from '../shared/transport-options.js';
+import { UpstreamClient } from '../shared/upstream-client.js';
+import type { GenerationOptions, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
+import { extractOpenAIError } from '../openai/extract-openai-error.js';
+import { chatResponseParts, chatStreamParts } from '../openai/parse-openai-chat.js';
+import { completionResponseParts, completionStreamParts } from '../openai/parse-openai-completions.js';
+import { chatBody, completionsBody } from './openai-compatible-bodies.js';
+import { planOpenAICompatible, type OpenAICompatiblePlan } from './openai-compatible-plan.js';
+import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
+import { openaiCompatibleUrl } from './openai-compatible-url.js';
+
+export interface OpenAICompatibleAdapterOptions {
+  preset: OpenAICompatiblePreset;
+  baseUrl: string;
+  apiKey: string | null;
+  /** The variable the key came from, named in credential errors. */
+  apiKeyVariable: string | null;
+  apiVersion: string | null;
+  transport: TransportOptions;
+  catalogue: ModelCatalogue;
+}
+
+export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOptions): VendorAdapter {
+  const { preset, catalogue, transport } = options;
+  const client = new UpstreamClient({
+    vendor: preset.name,
+    transport,
+    credentialVariable: options.apiKeyVariable,
+    secrets: options.apiKey ? [options.apiKey] : [],
+    extractError: extractOpenAIError,
+  });
+  const authHeaders: Record<string, string> = {};
+  if (options.apiKey) {
+    if (preset.auth === 'api-key') authHeaders['api-key'] = options.apiKey;
+    else authHeaders.authorization = `Bearer ${options.apiKey}`;
+  }
+
+  const callFor = (request: GenerationRequest, model: ModelInfo, plan: OpenAICompatiblePlan, group: CallGroup, requestId: string): PlannedCall => {
+    const prompts = group.promptIndexes.map((index) => request.prompts[index]);
+    const choiceCount = prompts.length * group.n;
+    const body = plan.mode === 'native' ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
+    const url = openaiCompatibleUrl(preset, options.baseUrl, plan.mode, model.name, options.apiVersion);
+    const streaming = request.stream;
+    return {
+      choiceOffset: group.choiceOffset,
+      choiceCount,
+      echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, local) => promptText(prompts[Math.floor(local / group.n)])) : null,
+      stops: plan.gatewayStops,
+      promptText: prompts.map(promptText).join(''),
+      countTokens: model.countTokens,
+      async *run(signal: AbortSignal): AsyncGenerator<CallPart> {
+        const response = await client.open({ url, headers: { ...authHeaders, 'x-request-id': requestId }, body, streaming, signal, model: model.name });
+        if (!streaming) {
+          const text = await client.readText(response, signal);
+          yield* plan.mode === 'native' ? completionResponseParts(preset.name, text) : chatResponseParts(preset.name, text);
+          return;
+        }
+        const events = readSseEvents(preset.name, client.chunks(response, signal));
+        yield* plan.mode === 'native' ? completionStreamParts(preset.name, events, choiceCount) : chatStreamParts(preset.name, events, choiceCount);
+      },
+    };
+  };
+
+  return {
+    name: preset.name,
+    listModels: () => catalogue.list(),
+    resolveModel: (name) => catalogue.resolve(name),
+    prepare(request, model) {
+      return { emulated: planOpenAICompatible(preset, request, model).emulated };
+    },
+    async *stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart> {
+      const plan = planOpenAICompatible(preset, request, model);
+      const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
+      yield* runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * `prepare` for every OpenAI-compatible server: refuse what the server (in the model's mode)
+ * cannot honour, then plan the calls. Native mode passes parameters through; chat mode sends each
+ * prompt as its own one-message conversation.
+ */
+import { unsupportedParameter } from '../../http/gateway-error.js';
+import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
+import { inUse, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
+import type { GenerationRequest, ModelInfo } from '../types.js';
+import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
+
+export interface OpenAICompatiblePlan extends GenerationPlanDetail {
+  mode: 'native' | 'chat';
+}
+
+// Completions allow up to 4 stop sequences and so do OpenAI-compatible chat endpoints.
+const maxStops = 4;
+
+export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: GenerationRequest, model: ModelInfo): OpenAICompatiblePlan {
+  const vendor = preset.name;
+  refuseUnsupported(request, vendor, preset.unsupported);
+  if (model.capabilities.nativeCompletions) {
+    const features = preset.native;
+    if (!features.tokenPrompts && inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
+    if (!features.bestOf && inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, 'the server cannot rank candidates');
+    if (!features.suffix && inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, 'the server has no insertion mode');
+    if (inUse(request, 'logprobs') && !(features.logprobs && model.capabilities.logprobs)) {
+      throw unsupportedParameter('logprobs', vendor, `'${model.id}' does not return token logprobs`);
+    }
+    if (request.echo && request.logprobs !== null && !features.nativeEcho) {
+      throw unsupportedParameter('echo', vendor, 'echo with logprobs needs logprobs of the prompt tokens, which only the server itself could return');
+    }
+    const detail = planGeneration(request, { promptList: features.promptList, nativeN: features.nativeN, nativeEcho: features.nativeEcho, maxStops });
+    return { ...detail, mode: 'native' };
+  }
+  if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
+  if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
+  if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
+  if (inUse(request, 'logprobs')) throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
+  const detail = planGeneration(request, { promptList: false, nativeN: preset.chatN, nativeEcho: false, maxStops });
+  return { ...detail, mode: 'chat' };
+}

@@ -1,0 +1,78 @@
+/**
+ * What one OpenAI-compatible server can do, as data. The shared adapter reads only this; adding a
+ * server is a few lines in `openai-compatible-presets.ts` or a `kind: openai-compatible` entry in
+ * the config file. Anything a preset does not claim is emulated (n, echo, prompt lists) or refused.
+ */
+import type { CatalogueEntry } from '../shared/model-catalogue.js';
+import type { RequestParam } from '../shared/refusals.js';
+
+/** What the native `/v1/completions` endpoint of this server honours. */
+export interface NativeFeatures {
+  /** `prompt: [..]` with several prompts in one call. */
+  promptList: boolean;
+  /** `n` > 1 in one call. */
+  nativeN: boolean;
+  /** `echo: true` (with logprobs over the prompt). */
+  nativeEcho: boolean;
+  logprobs: boolean;
+  /** Token-id arrays as prompts. */
+  tokenPrompts: boolean;
+  bestOf: boolean;
+  suffix: boolean;
+}
+
+export interface OpenAICompatiblePreset {
+  /** The vendor prefix in `vendor/name`. */
+  name: string;
+  /** `<PREFIX>_API_KEY`, `<PREFIX>_BASE_URL`, `<PREFIX>_API_VERSION`. */
+  envPrefix: string;
+  /** Null: the operator must give a base URL (self-hosted servers, Azure resources). */
+  defaultBaseUrl: string | null;
+  /** False for self-hosted servers: offered once the base URL is set, the key is optional. */
+  keyRequired: boolean;
+  auth: 'bearer' | 'api-key';
+  /** `azure`: `{base}/openai/deployments/{model}/…?api-version=…`, model not in the body. */
+  urlStyle: 'openai' | 'azure';
+  /** Paths appended to the base URL (openai style only). */
+  paths: { native: string; chat: string };
+  /** Mode for models not in the catalogue (and not declared). */
+  defaultMode: 'native' | 'chat';
+  native: NativeFeatures;
+  /** `n` > 1 in one chat call. */
+  chatN: boolean;
+  /** Parameters with no equivalent on this server (either mode), with the reason given to clients. */
+  unsupported: Partial<Record<RequestParam, string>>;
+  /** Mistral calls it random_seed. */
+  seedField: 'seed' | 'random_seed';
+  /** OpenAI's reasoning models accept only max_completion_tokens on chat; most servers know max_tokens. */
+  chatMaxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /** `stream_options`: ask with include_usage; `always`: the server sends usage unasked (and may reject the option). */
+  streamUsage: 'stream_options' | 'always';
+  models: CatalogueEntry[];
+  defaultApiVersion?: string;
+  /** Exact token counter for a model name, when the gateway has that model's tokenizer. */
+  exactCounterFor?(name: string): ((text: string) => number) | null;
+}
+
+/** Everything off: what an operator-declared server gets unless its config claims more. */
+export const conservativeNativeFeatures: NativeFeatures = {
+  promptList: false,
+  nativeN: false,
+  nativeEcho: false,
+  logprobs: false,
+  tokenPrompts: false,
+  bestOf: false,
+  suffix: false,
+};
+
+export const fullNativeFeatures: NativeFeatures = {
+  promptList: true,
+  nativeN: true,
+  nativeEcho: true,
+  logprobs: true,
+  tokenPrompts: true,
+  bestOf: true,
+  suffix: true,
+};
+
+export const standardPaths = { native: '/v1/completions', chat: '/v1/chat/completions' };

@@ -1,0 +1,15 @@
+import type { Usage } from '../types.js';
+import type { OpenAIUsage } from './openai-api.js';
+
+export function mapOpenAIUsage(usage: OpenAIUsage): Usage {
+  return {
+    promptTokens: usage.prompt_tokens ?? 0,
+    completionTokens: usage.completion_tokens ?? 0,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? null,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens ?? null,
+    audioPromptTokens: usage.prompt_tokens_details?.audio_tokens ?? null,
+    audioCompletionTokens: usage.completion_tokens_details?.audio_tokens ?? null,
+    acceptedPredictionTokens: usage.completion_tokens_details?.accepted_prediction_tokens ?? null,
+    rejectedPredictionTokens: usage.completion_tokens_details?.rejected_prediction_tokens ?? null,
+  };
+}

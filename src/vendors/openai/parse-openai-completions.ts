@@ -1,0 +1,63 @@
+/** Native completions responses and SSE streams → call parts. Choice indexes are the upstream's own. */
+import type { CallPart } from '../shared/call-part.js';
+import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
+import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import type { SseEvent } from '../shared/read-sse-events.js';
+import type { Usage } from '../types.js';
+import { openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
+import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
+import { mapOpenAILogprobs } from './map-openai-logprobs.js';
+import { mapOpenAIUsage } from './map-openai-usage.js';
+
+export function completionResponseParts(vendor: string, text: string): CallPart[] {
+  const body = parseUpstreamJson(vendor, openaiCompletionSchema, text, 'a completion');
+  if (body.error) throw upstreamStreamError(vendor, body.error.message ?? null);
+  const parts: CallPart[] = [];
+  if (body.system_fingerprint) parts.push({ type: 'metadata', systemFingerprint: body.system_fingerprint });
+  for (const choice of body.choices ?? []) {
+    const index = choice.index ?? 0;
+    const logprobs = mapOpenAILogprobs(choice.logprobs);
+    if (choice.text || logprobs) parts.push({ type: 'text-delta', choice: index, text: choice.text ?? '', ...(logprobs ? { logprobs } : {}) });
+    parts.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason ?? 'stop') });
+  }
+  if (body.usage) parts.push({ type: 'usage', usage: mapOpenAIUsage(body.usage) });
+  return parts;
+}
+
+/**
+ * Usage may arrive in a dedicated last chunk (include_usage) or, on some servers, cumulatively on
+ * several chunks: the last one seen is yielded once, at the end, so it is never double counted.
+ */
+export async function* completionStreamParts(vendor: string, events: AsyncIterable<SseEvent>, choiceCount: number): AsyncGenerator<CallPart> {
+  let usage: Usage | null = null;
+  let fingerprintSent = false;
+  const finished = new Set<number>();
+  let done = false;
+  for await (const event of events) {
+    // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
+    if (done) continue;
+    if (event.data === '[DONE]') {
+      done = true;
+      continue;
+    }
+    const chunk: OpenAICompletion = parseUpstreamJson(vendor, openaiCompletionSchema, event.data, 'a broken stream chunk');
+    if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
+    if (chunk.system_fingerprint && !fingerprintSent) {
+      fingerprintSent = true;
+      yield { type: 'metadata', systemFingerprint: chunk.system_fingerprint };
+    }
+    for (const choice of chunk.choices ?? []) {
+      const index = choice.index ?? 0;
+      const logprobs = mapOpenAILogprobs(choice.logprobs);
+      if (choice.text || logprobs) yield { type: 'text-delta', choice: index, text: choice.text ?? '', ...(logprobs ? { logprobs } : {}) };
+      if (choice.finish_reason) {
+        finished.add(index);
+        yield { type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) };
+      }
+    }
+    if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
+  }
+  // Tolerate a missing [DONE] only when every choice already finished.
+  if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
+  if (usage) yield { type: 'usage', usage };
+}

@@ -1,0 +1,130 @@
+/**
+ * The one mapping from upstream failures to what the client sees. Vendor 400 → 400 with the
+ * vendor's message; 401/403 → 502 that never repeats the vendor's words (they can quote the key);
+ * 404 → 404 model_not_found; 429 → 429 with retry-after; 5xx → 502; timeouts → 504; refused or
+ * reset connections → 502. Every message names the vendor.
+ */
+import { VendorError } from '../vendor-error.js';
+
+export interface UpstreamFailure {
+  vendor: string;
+  status: number;
+  /** The vendor's own error message, already extracted from its error body (null if none). */
+  message: string | null;
+  /** The model as the client wrote it after the prefix, for 404 messages. */
+  model: string;
+  retryAfterSeconds: number | null;
+  /** The variable holding the vendor key, named in credential errors so the operator knows what to fix. */
+  credentialVariable: string | null;
+  /** Strings that must never appear in a message (the vendor key). */
+  secrets: readonly string[];
+}
+
+export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
+  const { vendor, status } = failure;
+  const detail = failure.message ? redact(shorten(failure.message), failure.secrets) : null;
+  const base = { vendor, upstreamStatus: status };
+  if (status === 401 || status === 403) {
+    const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
+    return new VendorError(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, {
+      ...base, status: 502, code: 'upstream_auth_failed', retryable: false,
+    });
+  }
+  if (status === 404) {
+    return new VendorError(`The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`, {
+      ...base, status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', retryable: false,
+    });
+  }
+  if (status === 429) {
+    return new VendorError(`The '${vendor}' vendor is rate limiting the gateway${detail ? `: ${detail}` : ''}.`, {
+      ...base, status: 429, code: 'upstream_rate_limited', retryable: true, retryAfterSeconds: failure.retryAfterSeconds,
+    });
+  }
+  if (status === 408) {
+    return new VendorError(`The '${vendor}' vendor timed out (HTTP 408).`, { ...base, status: 504, code: 'upstream_timeout', retryable: true });
+  }
+  if (status === 400 || status === 413 || status === 422) {
+    return new VendorError(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, {
+      ...base, status: 400, code: 'upstream_invalid_request', retryable: false,
+    });
+  }
+  if (status >= 500) {
+    return new VendorError(`The '${vendor}' vendor failed (HTTP ${status})${detail ? `: ${detail}` : ''}.`, {
+      ...base, status: 502, code: 'upstream_error', retryable: true, retryAfterSeconds: failure.retryAfterSeconds,
+    });
+  }
+  return new VendorError(`The '${vendor}' vendor answered HTTP ${status}${detail ? `: ${detail}` : ''}.`, {
+    ...base, status: 502, code: 'upstream_error', retryable: false,
+  });
+}
+
+const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** A failure below HTTP: no status from the vendor. Always retryable (nothing was generated). */
+export function mapTransportError(vendor: string, error: unknown): VendorError {
+  const code = errorCode(error);
+  if (code && timeoutCodes.has(code)) {
+    const what = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : code === 'UND_ERR_BODY_TIMEOUT' ? 'waiting for more output' : 'waiting for an answer';
+    return new VendorError(`The '${vendor}' vendor timed out (${what}).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true, cause: error });
+  }
+  const why = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found' : 'connection failed';
+  return new VendorError(`The '${vendor}' vendor could not be reached (${why}).`, { vendor, status: 502, code: 'upstream_unreachable', retryable: true, cause: error });
+}
+
+/** A response we could not understand: a broken chunk, a schema mismatch, a truncated stream. */
+export function malformedUpstream(vendor: string, what: string, cause?: unknown): VendorError {
+  return new VendorError(`The '${vendor}' vendor sent ${what}.`, { vendor, status: 502, code: 'upstream_malformed', retryable: true, cause });
+}
+
+/** Parses `retry-after` (seconds or HTTP date) and the `retry-after-ms` some vendors add. */
+export function parseRetryAfter(headers: Record<string, string | string[] | undefined>): number | null {
+  const milliseconds = first(headers['retry-after-ms']);
+  if (milliseconds && Number.isFinite(Number(milliseconds))) return Math.max(0, Number(milliseconds) / 1000);
+  const value = first(headers['retry-after']);
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
+}
+
+function errorCode(error: unknown): string | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+    if (code === 'UND_ERR_SOCKET') {
+      const inner = (current as { cause?: { code?: unknown } }).cause?.code;
+      return typeof inner === 'string' ? inner : code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function shorten(text: string): string {
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) if (secret.length >= 4) result = result.split(secret).join('[redacted]');
+  return result;
+}
+
+/** An error the vendor reported inside a 200 stream (an SSE error event or error chunk). */
+export function upstreamStreamError(vendor: string, message: string | null, options: { status?: number; retryable?: boolean; retryAfterSeconds?: number | null } = {}): VendorError {
+  const status = options.status ?? 502;
+  const lead = status === 429 ? `The '${vendor}' vendor is rate limiting the gateway` : `The '${vendor}' vendor reported an error`;
+  return new VendorError(`${lead}${message ? `: ${shorten(message)}` : '.'}`, {
+    vendor,
+    status,
+    code: status === 429 ? 'upstream_rate_limited' : 'upstream_error',
+    retryable: options.retryable ?? true,
+    retryAfterSeconds: options.retryAfterSeconds ?? null,
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * Decides, for one request on one vendor, how it is split into upstream calls and what the gateway
+ * emulates. Each prompt is its own conversation on vendors without prompt lists (never one
+ * multi-message chat); `n` becomes n parallel calls where the vendor lacks it; stop sequences the
+ * vendor cannot take are enforced by the gateway; echo is prepended by the gateway where the vendor
+ * cannot echo.
+ */
+import type { GenerationRequest, PromptInput } from '../types.js';
+
+export interface VendorAbilities {
+  /** One call can carry several prompts (native completions `prompt: [...]`). */
+  promptList: boolean;
+  /** One call can return n choices. */
+  nativeN: boolean;
+  /** The vendor echoes the prompt itself. */
+  nativeEcho: boolean;
+  /** Most stop sequences the vendor takes (0: none). */
+  maxStops: number;
+  /** Whether the vendor accepts this particular stop sequence. */
+  acceptsStop?(stop: string): boolean;
+}
+
+export interface CallGroup {
+  /** Indexes into request.prompts this call carries. */
+  promptIndexes: number[];
+  /** Choices per prompt in this call. */
+  n: number;
+  /** Global index of the call's first choice. */
+  choiceOffset: number;
+  /** For emulated n: which of the n choices this call is (0 otherwise); used to vary the seed. */
+  replica: number;
+}
+
+export interface GenerationPlanDetail {
+  groups: CallGroup[];
+  /** Stops sent to the vendor. */
+  vendorStops: string[];
+  /** Stops the gateway enforces (empty: the vendor handles them). */
+  gatewayStops: string[];
+  /** The gateway prepends the prompt. */
+  gatewayEcho: boolean;
+  emulated: string[];
+}
+
+export function planGeneration(request: GenerationRequest, abilities: VendorAbilities): GenerationPlanDetail {
+  const emulated: string[] = [];
+  const promptCount = request.prompts.length;
+  const uniformKinds = request.prompts.every((prompt) => prompt.kind === request.prompts[0]?.kind);
+  const groups: CallGroup[] = [];
+  if (abilities.nativeN && abilities.promptList && uniformKinds) {
+    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0 });
+  } else if (abilities.nativeN) {
+    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0 });
+  } else {
+    for (let prompt = 0; prompt < promptCount; prompt++) {
+      for (let replica = 0; replica < request.n; replica++) {
+        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, replica });
+      }
+    }
+  }
+  if (promptCount > 1 && !(abilities.promptList && uniformKinds)) emulated.push('prompt');
+  if (request.n > 1 && !abilities.nativeN) emulated.push('n');
+
+  const stops = request.stop.filter((stop) => stop.length > 0);
+  const accepted = stops.filter((stop) => abilities.acceptsStop?.(stop) ?? true);
+  const vendorStops = accepted.length <= abilities.maxStops ? accepted : [];
+  const gatewayStops = vendorStops.length === stops.length ? [] : stops;
+  if (gatewayStops.length > 0) emulated.push('stop');
+
+  const gatewayEcho = request.echo && !abilities.nativeEcho;
+  if (gatewayEcho) emulated.push('echo');
+  return { groups, vendorStops, gatewayStops, gatewayEcho, emulated };
+}
+
+/** The prompt's text; token prompts are refused in `prepare` wherever this is needed. */
+export function promptText(prompt: PromptInput): string {
+  return prompt.kind === 'text' ? prompt.text : '';
+}

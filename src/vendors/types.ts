@@ -1,0 +1,132 @@
+/**
+ * The adapter interface every vendor implements. Shared code (the completions pipeline, the
+ * ledger, the HTTP edge) only ever sees these types; a vendor's wire format stays in its folder.
+ */
+import type { GatewayError } from '../http/gateway-error.js';
+
+export type FinishReason = 'stop' | 'length' | 'content_filter';
+
+/** Token counts as the vendor reported them (or as estimated; see `estimated` on the ledger). */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the vendor's prompt cache, when reported. */
+  cachedTokens?: number | null;
+  /** Tokens the model spent reasoning (billed as completion tokens), when reported. */
+  reasoningTokens?: number | null;
+  audioPromptTokens?: number | null;
+  audioCompletionTokens?: number | null;
+  acceptedPredictionTokens?: number | null;
+  rejectedPredictionTokens?: number | null;
+}
+
+/** One token with its log probability, as the legacy completions `logprobs` object describes it. */
+export interface TokenLogprob {
+  /** The token's text (OpenAI spells non-UTF-8 fragments as `bytes:\xNN`). */
+  token: string;
+  /** Natural-log probability; null only for the first echoed prompt token. */
+  logprob: number | null;
+  /** Up to `logprobs` alternatives (plus the sampled token when it is not among them); null for the first echoed token. */
+  topLogprobs: Record<string, number> | null;
+}
+
+/**
+ * What an adapter yields. `choice` is the global choice index: prompt index × n + j.
+ * Text deltas are exactly what the client sees (echo, stop handling already applied by the adapter,
+ * usually through the helpers in `vendors/shared`). When a delta carries logprobs, the concatenated
+ * `token` strings of those logprobs equal its `text`.
+ * Usage parts are additive: an adapter that fans out to several upstream calls yields one per call.
+ */
+export type StreamPart =
+  | { type: 'text-delta'; choice: number; text: string; logprobs?: TokenLogprob[] }
+  | { type: 'finish'; choice: number; finishReason: FinishReason }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'metadata'; systemFingerprint?: string | null };
+
+/** A prompt is either text or a token array (token ids of the model's tokenizer). */
+export type PromptInput = { kind: 'text'; text: string } | { kind: 'tokens'; tokens: number[] };
+
+/** A validated, normalised legacy-completions request. Defaults already applied. */
+export interface GenerationRequest {
+  /** The model name after the `vendor/` prefix. */
+  model: string;
+  prompts: PromptInput[];
+  /** Completions per prompt (1–128). */
+  n: number;
+  /** Candidates per prompt to generate and rank; null when not given. When set, ≥ n. */
+  bestOf: number | null;
+  /** Maximum completion tokens per choice (default 16). */
+  maxTokens: number;
+  temperature: number | null;
+  topP: number | null;
+  seed: number | null;
+  /** 0–4 stop sequences. */
+  stop: string[];
+  presencePenalty: number | null;
+  frequencyPenalty: number | null;
+  /** Token id (as decimal string) → bias −100…100; null when not given. */
+  logitBias: Record<string, number> | null;
+  /** Number of top alternatives per token (0–5); null for no logprobs at all. */
+  logprobs: number | null;
+  echo: boolean;
+  suffix: string | null;
+  user: string | null;
+  /** Whether the client asked for a stream; adapters may choose the upstream mode from it. */
+  stream: boolean;
+}
+
+export interface GenerationOptions {
+  /** Aborted when the client disconnects or the gateway gives up; adapters must stop promptly. */
+  signal: AbortSignal;
+  /** The gateway's own request id, safe to forward upstream for tracing. */
+  requestId: string;
+}
+
+export interface ModelCapabilities {
+  /** The model can produce `logprobs`. */
+  logprobs: boolean;
+  /** Native legacy completions endpoint (false: the vendor only has chat, completions are emulated). */
+  nativeCompletions: boolean;
+}
+
+export interface ModelInfo {
+  /** `vendor/name`, as clients write it. */
+  id: string;
+  vendor: string;
+  name: string;
+  /** Maximum prompt + completion tokens. */
+  contextWindow: number;
+  capabilities: ModelCapabilities;
+  /** Counts tokens the way this model does (exact for the local model, an estimate elsewhere). */
+  countTokens(text: string): number;
+  /** Whether `countTokens` is the vendor's own tokenizer (false: usage estimates are approximate). */
+  exactTokenizer: boolean;
+}
+
+/** What `prepare` decided: which parameters the gateway will emulate for this request. */
+export interface GenerationPlan {
+  /** Names of emulated parameters for the `x-tollgate-emulated` header, e.g. `['n', 'stop']`. */
+  emulated: string[];
+}
+
+export interface VendorAdapter {
+  /** The `vendor` prefix in `vendor/name`. */
+  readonly name: string;
+  listModels(): ModelInfo[];
+  /** Null when the vendor has no such model (the gateway answers 404 model_not_found). */
+  resolveModel(name: string): ModelInfo | null;
+  /**
+   * Check the request against what this vendor can honour, before any upstream call.
+   * Throws a GatewayError (400, `param` named, vendor named) for what cannot be honoured.
+   */
+  prepare(request: GenerationRequest, model: ModelInfo): GenerationPlan;
+  /**
+   * Generate. Throws VendorError (before or after output) on upstream failure. Must stop and
+   * release the upstream request when `options.signal` aborts.
+   */
+  stream(request: GenerationRequest, model: ModelInfo, options: GenerationOptions): AsyncIterable<StreamPart>;
+  /** Release pooled connections and timers. */
+  close?(): Promise<void>;
+}
+
+export type { GatewayError };

@@ -1,0 +1,219 @@
+/** The completions contract end to end over raw HTTP: auth, response shape, streaming bytes, ledger. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { generateKey } from '../src/auth/api-keys.js';
+import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+
+let gateway: TestGateway;
+let model: string;
+before(async () => {
+  gateway = await startTestGateway();
+  model = gateway.server.registry.listModels().find((m) => m.vendor === 'local')!.id;
+});
+after(() => gateway.stop());
+
+async function newKey(accountId: string): Promise<{ key: string; id: string }> {
+  const generated = generateKey();
+  await gateway.server.storage.createKey({ id: generated.id, accountId, name: 'test', prefix: generated.prefix, secretHash: generated.secretHash });
+  return { key: generated.key, id: generated.id };
+}
+
+describe('auth', () => {
+  test('x-api-key and Authorization: Bearer both work', async () => {
+    const viaHeader = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 });
+    assert.equal(viaHeader.status, 200);
+    const viaBearer = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': '', authorization: `Bearer ${gateway.key}` });
+    assert.equal(viaBearer.status, 200, viaBearer.text);
+  });
+
+  test('no key, a malformed key and a wrong secret → 401', async () => {
+    for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': 'nope' }, { 'x-api-key': gateway.key.slice(0, -1) + (gateway.key.endsWith('A') ? 'B' : 'A') }]) {
+      const response = await post(gateway, '/v5/completions', { model, prompt: 'Hi' }, headers);
+      assert.equal(response.status, 401);
+      assert.equal(response.body.error.type, 'authentication_error');
+    }
+    const models = await get(gateway, '/v5/models', { 'x-api-key': '' });
+    assert.equal(models.status, 401);
+  });
+
+  test('x-selected-account-id must match the key account', async () => {
+    const ok = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-selected-account-id': gateway.accountId });
+    assert.equal(ok.status, 200);
+    const other = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-selected-account-id': 'acct_someoneelse' });
+    assert.equal(other.status, 403);
+    assert.equal(other.body.error.type, 'permission_error');
+  });
+
+  test('a revoked key gets 401 at once', async () => {
+    const { key, id } = await newKey(gateway.accountId);
+    assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key })).status, 200);
+    assert.equal(await gateway.server.storage.revokeKey(id), true);
+    const response = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key });
+    assert.equal(response.status, 401);
+    assert.match(response.body.error.message, /revoked/);
+  });
+
+  test('keys are stored only as hashes', async () => {
+    const { key, id } = await newKey(gateway.accountId);
+    const stored = await gateway.server.storage.getKeyWithHash(id);
+    assert.ok(stored);
+    assert.ok(!JSON.stringify(stored).includes(key.split('_')[2]));
+  });
+});
+
+describe('response shape', () => {
+  test('a completion is exactly the documented Completion', async () => {
+    const response = await post(gateway, '/v5/completions', { model, prompt: 'The economy', max_tokens: 5 });
+    assert.equal(response.status, 200);
+    const body = response.body;
+    assert.deepEqual(Object.keys(body).sort(), ['choices', 'created', 'id', 'model', 'object', 'system_fingerprint', 'usage']);
+    assert.match(body.id, /^cmpl-/);
+    assert.equal(body.object, 'text_completion');
+    assert.equal(body.model, model);
+    assert.equal(typeof body.created, 'number');
+    assert.equal(typeof body.system_fingerprint, 'string');
+    assert.equal(body.choices.length, 1);
+    assert.deepEqual(Object.keys(body.choices[0]).sort(), ['finish_reason', 'index', 'logprobs', 'text']);
+    assert.equal(body.choices[0].logprobs, null);
+    assert.ok(['stop', 'length'].includes(body.choices[0].finish_reason));
+    assert.deepEqual(Object.keys(body.usage).sort(), ['completion_tokens', 'completion_tokens_details', 'prompt_tokens', 'prompt_tokens_details', 'total_tokens']);
+    assert.deepEqual(Object.keys(body.usage.completion_tokens_details).sort(), ['accepted_prediction_tokens', 'audio_tokens', 'reasoning_tokens', 'rejected_prediction_tokens']);
+    assert.deepEqual(Object.keys(body.usage.prompt_tokens_details).sort(), ['audio_tokens', 'cached_tokens']);
+    assert.equal(body.usage.total_tokens, body.usage.prompt_tokens + body.usage.completion_tokens);
+    assert.equal(body.usage.prompt_tokens, 2);
+  });
+
+  test('P prompts × n gives P×N choices indexed prompt × n + j, usage summed', async () => {
+    const prompts = ['The nation', 'Our people', 'We must'];
+    const response = await post(gateway, '/v5/completions', { model, prompt: prompts, n: 2, max_tokens: 3, temperature: 1, seed: 3 });
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.body.choices.map((c: any) => c.index), [0, 1, 2, 3, 4, 5]);
+    const single = await Promise.all(prompts.map((prompt) => post(gateway, '/v5/completions', { model, prompt, max_tokens: 0 })));
+    const promptTokens = single.reduce((sum, r) => sum + r.body.usage.prompt_tokens, 0);
+    assert.equal(response.body.usage.prompt_tokens, promptTokens);
+  });
+
+  test('x-request-id is returned, the caller’s own value kept', async () => {
+    const generated = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 });
+    assert.match(generated.headers.get('x-request-id') ?? '', /^req_[0-9a-f-]{36}$/);
+    const own = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-request-id': 'my-trace-42' });
+    assert.equal(own.headers.get('x-request-id'), 'my-trace-42');
+    const health = await fetch(`${gateway.url}/health`);
+    assert.ok(health.headers.get('x-request-id'));
+  });
+});
+
+describe('streaming', () => {
+  test('SSE bytes: data chunks, finish_reason on the last chunk, event: done then data: [DONE]', async () => {
+    const response = await post(gateway, '/v5/completions', { model, prompt: 'The people', max_tokens: 4, stream: true, temperature: 0 });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.ok(response.text.endsWith('event: done\ndata: [DONE]\n\n'), JSON.stringify(response.text.slice(-60)));
+    const events = parseSse(response.text);
+    const chunks = events.filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    assert.ok(chunks.length >= 2);
+    for (const chunk of chunks) {
+      assert.equal(chunk.object, 'text_completion');
+      assert.equal(chunk.model, model);
+      assert.match(chunk.id, /^cmpl-/);
+      assert.equal(chunk.choices.length, 1);
+      assert.ok(!('usage' in chunk), 'no usage field when include_usage is off');
+    }
+    assert.equal(new Set(chunks.map((c) => c.id)).size, 1);
+    const last = chunks[chunks.length - 1];
+    assert.ok(['length', 'stop'].includes(last.choices[0].finish_reason));
+    assert.ok(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null));
+    const streamedText = chunks.map((c) => c.choices[0].text).join('');
+    const plain = await post(gateway, '/v5/completions', { model, prompt: 'The people', max_tokens: 4, temperature: 0 });
+    assert.equal(streamedText, plain.body.choices[0].text);
+  });
+
+  test('include_usage adds a final chunk with choices [] and usage equal to the non-stream usage', async () => {
+    const body = { model, prompt: 'Taxes', max_tokens: 6, temperature: 0 };
+    const streamed = await post(gateway, '/v5/completions', { ...body, stream: true, stream_options: { include_usage: true } });
+    const chunks = parseSse(streamed.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const last = chunks[chunks.length - 1];
+    assert.deepEqual(last.choices, []);
+    assert.ok(chunks.slice(0, -1).every((c) => c.usage === null));
+    const plain = await post(gateway, '/v5/completions', body);
+    assert.deepEqual(last.usage, plain.body.usage);
+  });
+
+  test('stream ledger records equal the non-stream ones', async () => {
+    const body = { model, prompt: 'Congress', max_tokens: 5, temperature: 0 };
+    await post(gateway, '/v5/completions', body);
+    await post(gateway, '/v5/completions', { ...body, stream: true });
+    const [streamed, plain] = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 2 });
+    assert.equal(streamed.stream, true);
+    assert.equal(plain.stream, false);
+    assert.equal(streamed.promptTokens, plain.promptTokens);
+    assert.equal(streamed.completionTokens, plain.completionTokens);
+    assert.equal(streamed.outcome, 'success');
+    assert.equal(streamed.estimated, false);
+  });
+});
+
+describe('ledger, usage and models', () => {
+  test('every success writes one record with the response id and the returned counts', async () => {
+    const response = await post(gateway, '/v5/completions', { model, prompt: 'Freedom', max_tokens: 3 });
+    const record = await gateway.server.storage.getUsageRecord(response.body.id);
+    assert.ok(record);
+    assert.equal(record.accountId, gateway.accountId);
+    assert.equal(record.model, model);
+    assert.equal(record.vendor, 'local');
+    assert.equal(record.promptTokens, response.body.usage.prompt_tokens);
+    assert.equal(record.completionTokens, response.body.usage.completion_tokens);
+    assert.equal(record.totalTokens, response.body.usage.total_tokens);
+    assert.equal(record.status, 200);
+    assert.ok(record.latencyMs >= 0);
+    assert.ok(record.keyId);
+  });
+
+  test('GET /v5/usage returns totals grouped by model, day and key, and CSV', async () => {
+    await post(gateway, '/v5/completions', { model, prompt: 'Budget', max_tokens: 2 });
+    const all = await gateway.server.storage.queryUsage({ accountId: gateway.accountId });
+    for (const groupBy of ['model', 'day', 'key']) {
+      const response = await get(gateway, `/v5/usage?group_by=${groupBy}`);
+      assert.equal(response.status, 200, response.text);
+      assert.equal(response.body.totals.total_tokens, all.totals.totalTokens);
+      const sum = response.body.data.reduce((s: number, g: any) => s + g.total_tokens, 0);
+      assert.equal(sum, all.totals.totalTokens);
+      assert.ok(response.body.data.every((g: any) => groupBy in g));
+    }
+    const future = await get(gateway, `/v5/usage?since=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`);
+    assert.equal(future.body.totals.requests, 0);
+    const csv = await get(gateway, '/v5/usage?group_by=model&format=csv');
+    assert.match(csv.headers.get('content-type') ?? '', /text\/csv/);
+    assert.match(csv.text, /^model,requests,prompt_tokens/);
+    const bad = await get(gateway, '/v5/usage?since=yesterday-ish');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.param, 'since');
+  });
+
+  test('an account never sees another account’s usage', async () => {
+    const other = await gateway.server.storage.createAccount(`other-${Date.now()}`);
+    const { key } = await newKey(other.id);
+    const usage = await get(gateway, '/v5/usage', { 'x-api-key': key });
+    assert.equal(usage.status, 200);
+    assert.equal(usage.body.account_id, other.id);
+    assert.equal(usage.body.totals.requests, 0);
+  });
+
+  test('GET /v5/models lists vendor/name with context window and capabilities', async () => {
+    const response = await get(gateway, '/v5/models');
+    assert.equal(response.status, 200);
+    assert.equal(response.body.object, 'list');
+    const local = response.body.data.find((m: any) => m.id === model);
+    assert.ok(local);
+    assert.equal(typeof local.context_window, 'number');
+    assert.equal(local.owned_by, 'local');
+    assert.equal(local.capabilities.logprobs, true);
+  });
+
+  test('health and ready', async () => {
+    assert.equal((await fetch(`${gateway.url}/health`)).status, 200);
+    const ready = await fetch(`${gateway.url}/ready`);
+    assert.equal(ready.status, 200);
+    assert.equal((await ready.json()).storage, 'sqlite');
+  });
+});
