@@ -11,7 +11,7 @@ import type { Ledger } from '../usage/ledger.js';
 import type { ResolvedModel, VendorRegistry } from '../vendors/registry.js';
 import type { GenerationPlan, GenerationRequest, StreamPart } from '../vendors/types.js';
 import { VendorError } from '../vendors/vendor-error.js';
-import { checkContextWindow } from './check-context-window.js';
+import { checkContextWindow, type ContextCheck } from './check-context-window.js';
 import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
 import { UsageMeter, type MeteredUsage } from './usage-meter.js';
 
@@ -27,6 +27,7 @@ interface Target {
   resolved: ResolvedModel;
   request: GenerationRequest;
   plan: GenerationPlan;
+  context: ContextCheck;
 }
 
 /** One request in flight. Created by `CompletionPipeline.begin`; finished exactly once by `finish`. */
@@ -41,6 +42,8 @@ export class CompletionRun {
   private fallbacks: string[] = [];
   ticket: AdmissionTicket | null = null;
   private finished = false;
+  /** Whether any upstream work began; a request refused before that used no tokens. */
+  private generationStarted = false;
   /** The usage the ledger recorded, once finished. */
   settledUsage: MeteredUsage | null = null;
   private readonly pipeline: CompletionPipeline;
@@ -61,7 +64,7 @@ export class CompletionRun {
     const targets = this.pipeline.targetsFor(parsed.model);
     this.target = this.pipeline.prepareTarget(targets[0], parsed);
     this.fallbacks = targets.slice(1);
-    const { promptTokens, maxTotal } = checkContextWindow(this.target.request, this.target.resolved.model);
+    const { promptTokens, maxTotal } = this.target.context;
     this.ticket = await this.pipeline.dependencies.admission.admit({
       accountId: this.caller.account.id,
       keyId: this.caller.keyId,
@@ -81,6 +84,7 @@ export class CompletionRun {
    */
   async *generate(signal: AbortSignal): AsyncGenerator<StreamPart> {
     const parsed = this.parsed!;
+    this.generationStarted = true;
     for (;;) {
       const target = this.target!;
       const iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
@@ -122,7 +126,9 @@ export class CompletionRun {
     if (this.finished) throw new Error('CompletionRun.finish called twice');
     this.finished = true;
     const request = this.target?.request;
-    const usage = this.meter.settle(this.target?.resolved.model ?? null, request?.prompts ?? [], request?.echo ?? false, request?.n ?? 1);
+    const usage = this.generationStarted
+      ? this.meter.settle(this.target?.resolved.model ?? null, request?.prompts ?? [], request?.echo ?? false, request?.n ?? 1)
+      : { promptTokens: 0, completionTokens: 0, estimated: false };
     const total = usage.promptTokens + usage.completionTokens;
     await this.ticket?.settle(total);
     const record: UsageRecord = {
@@ -175,8 +181,9 @@ export class CompletionPipeline {
   prepareTarget(model: string, parsed: ParsedCompletionRequest): Target {
     const resolved = this.dependencies.registry.resolve(model);
     const request: GenerationRequest = { ...parsed.generation, model: resolved.model.name };
+    const context = checkContextWindow(request, resolved.model);
     const plan = resolved.adapter.prepare(request, resolved.model);
-    return { resolved, request, plan };
+    return { resolved, request, plan, context };
   }
 }
 

@@ -4,7 +4,10 @@
  */
 import type { Config } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
+import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
+import { createGeminiAdapter } from './gemini/gemini-adapter.js';
 import { createLocalAdapter } from './local/local-adapter.js';
+import { createOpenAICompatibleAdapters } from './openai-compatible/create-openai-compatible-adapters.js';
 import type { VendorAdapter } from './types.js';
 
 export interface VendorContext {
@@ -22,5 +25,20 @@ export async function createAdapters(context: VendorContext): Promise<CreatedAda
   const adapters: VendorAdapter[] = [];
   const disabled = new Map<string, string>();
   adapters.push(await createLocalAdapter({ logger: context.logger }));
+  const single: Record<string, (config: Config) => VendorAdapter | string> = {
+    anthropic: createAnthropicAdapter,
+    gemini: createGeminiAdapter,
+  };
+  for (const [name, create] of Object.entries(single)) {
+    const result = create(context.config);
+    if (typeof result === 'string') disabled.set(name, result);
+    else adapters.push(result);
+  }
+  // openai and every OpenAI-compatible preset or operator-declared server.
+  const compatible = createOpenAICompatibleAdapters(context.config, new Set(['local', ...Object.keys(single)]));
+  adapters.push(...compatible.adapters);
+  for (const [name, hint] of compatible.disabled) disabled.set(name, hint);
+  const offered = adapters.map((adapter) => adapter.name);
+  context.logger.info({ vendors: offered, disabled: [...disabled.keys()] }, 'vendors configured');
   return { adapters, disabled };
 }

@@ -31,6 +31,8 @@ export class LocalNgramModel {
   private readonly levels: LocalModelLevel[];
   /** Backoff weight γ of every node, per level: 1 − Σ of its discounted probabilities (so every step sums to 1 exactly). */
   private readonly gammas: Float64Array[];
+  /** Largest discounted probability of every node, per level (for the rejection sampler's bound). */
+  private readonly largest: Float32Array[];
   private readonly indexByToken: Int32Array;
 
   constructor(data: LocalModelData) {
@@ -42,17 +44,26 @@ export class LocalNgramModel {
     this.levels = data.levels;
     this.indexByToken = new Int32Array(data.vocabulary[this.vocabularySize - 1] + 1).fill(NO_TOKEN);
     data.vocabulary.forEach((id, index) => (this.indexByToken[id] = index));
-    this.gammas = data.levels.map((level) => {
+    this.gammas = [];
+    this.largest = [];
+    for (const level of data.levels) {
       const gammas = new Float64Array(level.nodeCount);
+      const largest = new Float32Array(level.nodeCount);
       const offsets = level.continuationOffsets;
       const probabilities = level.continuationProbabilities;
       for (let node = 0; node < level.nodeCount; node++) {
         let kept = 0;
-        for (let entry = offsets[node]; entry < offsets[node + 1]; entry++) kept += probabilities[entry];
+        let max = 0;
+        for (let entry = offsets[node]; entry < offsets[node + 1]; entry++) {
+          kept += probabilities[entry];
+          if (probabilities[entry] > max) max = probabilities[entry];
+        }
         gammas[node] = Math.max(1 - kept, 0);
+        largest[node] = max;
       }
-      return gammas;
-    });
+      this.gammas.push(gammas);
+      this.largest.push(largest);
+    }
     const order = Array.from({ length: this.vocabularySize }, (_, index) => index);
     order.sort((left, right) => this.unigram[right] - this.unigram[left] || left - right);
     this.unigramOrder = Int32Array.from(order);
@@ -132,6 +143,19 @@ export class LocalNgramModel {
       weight *= this.gammas[length - 1][node];
     }
     return probability + weight * this.unigram[token];
+  }
+
+  /** An upper bound on max_w P(w | nodes): the sum of every part's largest value. */
+  probabilityBound(nodes: Int32Array): number {
+    let bound = 0;
+    let weight = 1;
+    for (let length = this.order - 1; length >= 1; length--) {
+      const node = nodes[length - 1];
+      if (node < 0) continue;
+      bound += weight * this.largest[length - 1][node];
+      weight *= this.gammas[length - 1][node];
+    }
+    return Math.min(bound + weight * this.unigram[this.unigramOrder[0]], 1);
   }
 
   /**

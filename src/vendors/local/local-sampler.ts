@@ -6,7 +6,10 @@
  *   token    ~ softmax(logit / temperature), restricted to the top_p nucleus; argmax when temperature is 0.
  *
  * When none of that changes the distribution (temperature 1, top_p 1, no bias, no penalties) the
- * model's own mixture sampler is used, which is exact and cheaper. Logit bias applies only to
+ * model's own mixture sampler is used, which is exact and cheaper. When the change only sharpens
+ * it (temperature in [0.5, 1], adjustments that only lower logits, no top_p), rejection sampling
+ * from the model's distribution is exact too and avoids evaluating every candidate; only the rest
+ * (greedy, top_p, high temperature, raised logits) evaluates the whole step. Logit bias applies only to
  * tokens the model can emit; a token it never saw has logit −∞, which no finite bias lifts.
  */
 import type { LocalNgramModel } from './local-ngram-model.js';
@@ -27,12 +30,18 @@ export interface LocalSamplingSettings {
 }
 
 const REJECTION_ATTEMPTS = 256;
+/** Rejection attempts per step before the exact full evaluation takes over (still exact: an accepted draw is exact whenever it happens). */
+const DRAW_ATTEMPTS = 32;
+/** Below this temperature acceptance falls steeply ((p/bound)^(1/T − 1)), so the full evaluation is faster. */
+const LOWEST_REJECTION_TEMPERATURE = 0.5;
 const floatView = new Float32Array(1);
 const floatBits = new Uint32Array(floatView.buffer);
 
 export class LocalSampler {
   /** Whether the sampling distribution is the model's own (so the mixture sampler is exact). */
   readonly plain: boolean;
+  /** Whether steps first try rejection sampling from the model's distribution. */
+  private readonly rejection: boolean;
   /** Whether the workspace holds the current step's distribution (touched mass and `beta`). */
   accumulated = false;
   /** Weight of the dense unigram part in the current step (valid when `accumulated`). */
@@ -50,6 +59,8 @@ export class LocalSampler {
   ) {
     this.penalised = settings.presencePenalty !== 0 || settings.frequencyPenalty !== 0;
     this.plain = settings.temperature === 1 && settings.topP >= 1 && settings.biasTokens.length === 0 && !this.penalised;
+    const onlyLowers = settings.biasValues.every((value) => value <= 0) && settings.presencePenalty >= 0 && settings.frequencyPenalty >= 0;
+    this.rejection = !this.plain && onlyLowers && settings.topP >= 1 && settings.temperature >= LOWEST_REJECTION_TEMPERATURE && settings.temperature <= 1;
     this.table = settings.temperature > 0 && !this.plain ? temperatureTable(model, 1 / settings.temperature) : null;
     this.adjustedTokens = new Int32Array(model.vocabularySize);
     settings.biasTokens.forEach((token, index) => {
@@ -66,6 +77,11 @@ export class LocalSampler {
     if (this.plain) {
       this.accumulated = false;
       return this.model.sample(nodes, random);
+    }
+    if (this.rejection) {
+      this.accumulated = false;
+      const token = this.drawByRejection(nodes, random);
+      if (token >= 0) return token;
     }
     this.accumulate(nodes);
     const workspace = this.workspace;
@@ -109,6 +125,25 @@ export class LocalSampler {
       workspace.generatedCounts[token] = 0;
     }
     this.adjustedCount = 0;
+  }
+
+  /**
+   * Target ∝ P(w)^(1/T)·exp(adjustment(w)/T), proposal P(w): the ratio is (P/bound)^(1/T − 1)·
+   * exp(adjustment/T) ≤ 1 because adjustments are ≤ 0 here. Returns −1 when every attempt was rejected.
+   */
+  private drawByRejection(nodes: Int32Array, random: LocalRandom): number {
+    const model = this.model;
+    const exponent = 1 / this.settings.temperature - 1;
+    const inverse = 1 / this.settings.temperature;
+    const bound = exponent > 0 ? model.probabilityBound(nodes) : 1;
+    const { adjusted, adjustments } = this.workspace;
+    for (let attempt = 0; attempt < DRAW_ATTEMPTS; attempt++) {
+      const token = model.sample(nodes, random);
+      let acceptance = exponent > 0 ? Math.exp(exponent * Math.log(model.probability(nodes, token) / bound)) : 1;
+      if (adjusted[token]) acceptance *= Math.exp(inverse * adjustments[token]);
+      if (random.next() < acceptance) return token;
+    }
+    return -1;
   }
 
   /** The best untouched token: the first one in unigram order (its probability is β·unigram). */
@@ -181,7 +216,7 @@ export class LocalSampler {
       if (adjusted[token]) weight = Math.exp(weights[token] - maxLogit);
       else {
         const relative = (mass[token] + beta * unigram[token]) * inverseReference;
-        weight = inverse === 1 ? relative : Math.pow(relative, inverse);
+        weight = inverse === 1 ? relative : Math.exp(inverse * Math.log(relative));
       }
       weights[token] = weight;
       total += weight;
@@ -225,53 +260,78 @@ export class LocalSampler {
 
   /**
    * top_p: the smallest set of most likely tokens whose mass reaches top_p (the token that crosses
-   * the threshold included), then a draw inside it. Touched tokens are sorted by weight; the
-   * untouched ones are already in order (unigram order), so the two lists are merged.
+   * the threshold included), then a draw inside it. Sorting every candidate would dominate the
+   * step, so weights are first bucketed by binary exponent: buckets are summed from the top until
+   * they reach the target, and only the tokens down to that crossing bucket are sorted. Untouched
+   * tokens are already in order (unigram order) and join bucket by bucket.
    */
   private sampleNucleus(random: LocalRandom, total: number, tailScale: number): number {
     const workspace = this.workspace;
     const { touched, touchedCount, weights, sortKeys, nucleusTokens, nucleusWeights, stamps, currentStamp } = workspace;
     const table = this.table as LocalTemperatureTable;
     const order = this.model.unigramOrder;
+    const target = this.settings.topP * total;
+    bucketMass.fill(0);
     for (let index = 0; index < touchedCount; index++) {
-      const token = touched[index];
+      const weight = weights[touched[index]];
+      bucketMass[bucketOf(weight)] += weight;
+    }
+    let rank = 0;
+    let crossing = BUCKETS;
+    let cumulative = 0;
+    for (let bucket = 0; bucket <= BUCKETS; bucket++) {
+      const lower = bucket === BUCKETS ? 0 : Math.pow(2, -bucket - 1);
+      for (; rank < order.length; rank++) {
+        const token = order[rank];
+        if (stamps[token] === currentStamp) continue;
+        const weight = tailScale * table.weights[token];
+        if (weight < lower) break;
+        weights[token] = weight;
+        bucketMass[bucket] += weight;
+      }
+      cumulative += bucketMass[bucket];
+      if (cumulative >= target) {
+        crossing = bucket;
+        break;
+      }
+    }
+    let candidates = 0;
+    const addCandidate = (token: number): void => {
       floatView[0] = weights[token];
       // Positive float32 bit patterns sort like the floats; the token rides in the low 16 bits.
-      sortKeys[index] = floatBits[0] * 65536 + token;
-    }
-    const keys = sortKeys.subarray(0, touchedCount).sort();
-    const target = this.settings.topP * total;
-    let cumulative = 0;
+      sortKeys[candidates++] = floatBits[0] * 65536 + token;
+    };
+    for (let index = 0; index < touchedCount; index++) if (bucketOf(weights[touched[index]]) <= crossing) addCandidate(touched[index]);
+    for (let index = 0; index < rank; index++) if (stamps[order[index]] !== currentStamp) addCandidate(order[index]);
+    const keys = sortKeys.subarray(0, candidates).sort();
     let count = 0;
-    let sortedIndex = touchedCount - 1;
-    let rank = 0;
-    do {
-      while (rank < order.length && stamps[order[rank]] === currentStamp) rank++;
-      const touchedToken = sortedIndex >= 0 ? keys[sortedIndex] % 65536 : -1;
-      const touchedWeight = touchedToken >= 0 ? weights[touchedToken] : -1;
-      const tailWeight = rank < order.length ? tailScale * table.weights[order[rank]] : -1;
-      if (touchedWeight < 0 && tailWeight < 0) break;
-      let token: number;
-      let weight: number;
-      if (touchedWeight >= tailWeight) {
-        token = touchedToken;
-        weight = touchedWeight;
-        sortedIndex--;
-      } else {
-        token = order[rank++];
-        weight = tailWeight;
-      }
+    let mass = 0;
+    for (let index = candidates - 1; index >= 0 && (count === 0 || mass < target); index--) {
+      const token = keys[index] % 65536;
       nucleusTokens[count] = token;
-      nucleusWeights[count++] = weight;
-      cumulative += weight;
-    } while (cumulative < target);
-    let draw = random.next() * cumulative;
+      nucleusWeights[count++] = weights[token];
+      mass += weights[token];
+    }
+    let draw = random.next() * mass;
     for (let index = 0; index < count; index++) {
       draw -= nucleusWeights[index];
       if (draw < 0) return nucleusTokens[index];
     }
     return nucleusTokens[0];
   }
+}
+
+/** Weights are ≤ 1; bucket b holds [2^(−b−1), 2^(−b)), bucket 0 also 1 itself, the last bucket everything smaller. */
+const BUCKETS = 64;
+const bucketMass = new Float64Array(BUCKETS + 1);
+const doubleView = new Float64Array(1);
+const doubleWords = new Uint32Array(doubleView.buffer);
+
+function bucketOf(weight: number): number {
+  if (weight <= 0) return BUCKETS;
+  doubleView[0] = weight;
+  const exponent = ((doubleWords[1] >>> 20) & 0x7ff) - 1023;
+  return Math.min(Math.max(-exponent - 1, 0), BUCKETS);
 }
 
 function findCumulative(cumulative: Float64Array, target: number): number {

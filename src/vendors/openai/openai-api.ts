@@ -34,7 +34,7 @@ export const openaiLogprobsSchema = z.object({
 
 export type OpenAILogprobs = z.infer<typeof openaiLogprobsSchema>;
 
-const streamErrorSchema = z.object({ message: z.string().nullish(), type: z.string().nullish(), code: z.unknown() }).nullish();
+const streamErrorSchema = z.object({ message: z.string().nullish(), type: z.string().nullish(), code: z.unknown().optional() }).nullish();
 
 export const openaiCompletionSchema = z.object({
   system_fingerprint: z.string().nullish(),
@@ -78,5 +78,5 @@ export type OpenAIChat = z.infer<typeof openaiChatSchema>;
 export const openaiErrorBodySchema = z.object({
   error: z.union([z.string(), z.object({ message: z.string().nullish() })]).nullish(),
   message: z.string().nullish(),
-  detail: z.unknown(),
+  detail: z.unknown().optional(),
 });

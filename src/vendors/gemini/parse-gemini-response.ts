@@ -1,0 +1,57 @@
+/** GenerateContentResponses (whole or as SSE chunks) → call parts (one choice per call). */
+import type { CallPart } from '../shared/call-part.js';
+import { malformedUpstream } from '../shared/map-upstream-error.js';
+import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import type { SseEvent } from '../shared/read-sse-events.js';
+import type { FinishReason, Usage } from '../types.js';
+import type { VendorError } from '../vendor-error.js';
+import { describeGeminiError } from './extract-gemini-error.js';
+import { geminiResponseSchema, type GeminiResponse } from './gemini-api.js';
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
+import { mapGeminiUsage } from './map-gemini-usage.js';
+
+export type GeminiFailure = (status: number, message: string | null, retryAfterSeconds: number | null) => VendorError;
+
+interface State {
+  finish: FinishReason | null;
+  usage: Usage | null;
+}
+
+/** usageMetadata is cumulative on every chunk: the last one is the call's usage. */
+function* consume(response: GeminiResponse, state: State, failure: GeminiFailure): Generator<CallPart> {
+  if (response.error) {
+    const described = describeGeminiError(response.error);
+    throw failure(described.status ?? response.error.code ?? 500, described.message, described.retryAfterSeconds ?? null);
+  }
+  if (response.usageMetadata) {
+    state.usage = mapGeminiUsage(response.usageMetadata);
+    yield { type: 'usage-progress', usage: state.usage };
+  }
+  const candidate = response.candidates?.[0];
+  for (const part of candidate?.content?.parts ?? []) {
+    // Thought summaries are not completion text (and only appear when asked for).
+    if (part.text && !part.thought) yield { type: 'text-delta', choice: 0, text: part.text };
+  }
+  if (candidate?.finishReason) state.finish = mapGeminiFinishReason(candidate.finishReason);
+  else if (!candidate && response.promptFeedback?.blockReason) state.finish = 'content_filter';
+}
+
+function* finish(vendor: string, state: State): Generator<CallPart> {
+  if (state.finish === null) throw malformedUpstream(vendor, 'a response that ended without a finish reason');
+  yield { type: 'finish', choice: 0, finishReason: state.finish };
+  if (state.usage) yield { type: 'usage', usage: state.usage };
+}
+
+export function* geminiResponseParts(vendor: string, text: string, failure: GeminiFailure): Generator<CallPart> {
+  const state: State = { finish: null, usage: null };
+  yield* consume(parseUpstreamJson(vendor, geminiResponseSchema, text, 'a response'), state, failure);
+  yield* finish(vendor, state);
+}
+
+export async function* geminiStreamParts(vendor: string, events: AsyncIterable<SseEvent>, failure: GeminiFailure): AsyncGenerator<CallPart> {
+  const state: State = { finish: null, usage: null };
+  for await (const event of events) {
+    yield* consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk'), state, failure);
+  }
+  yield* finish(vendor, state);
+}

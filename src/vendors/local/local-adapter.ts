@@ -1,0 +1,132 @@
+/**
+ * The built-in `local` vendor: a real (small) language model running in-process. It honours every
+ * legacy-completions parameter natively (nothing is emulated): n, best_of, stop, echo, logprobs,
+ * logit_bias, penalties, temperature, top_p and seed. `suffix` is refused (see local-request-check).
+ */
+import type { Logger } from '../../observability/logger.js';
+import type { GenerationOptions, GenerationPlan, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
+import { generateChoice, type LocalChoiceJob, type LocalChoiceResult } from './local-choice-generator.js';
+import { echoLogprobs, historyAfter } from './local-echo.js';
+import { localModels } from './local-models.js';
+import { loadOrTrainLocalModel } from './local-model-store.js';
+import { LocalNgramModel } from './local-ngram-model.js';
+import { LocalRandom } from './local-random.js';
+import { checkLocalRequest, LOCAL_VENDOR } from './local-request-check.js';
+import { LocalTokenTexts } from './local-token-text.js';
+import { LocalWorkspacePool } from './local-workspace.js';
+
+export interface LocalAdapterOptions {
+  logger: Logger;
+  /** Directory of the cached trained model (default `<repo root>/.cache/local-model`). */
+  cacheDir?: string;
+}
+
+/** The adapter, plus the model itself for tests and inspection. */
+export interface LocalAdapter extends VendorAdapter {
+  readonly model: LocalNgramModel;
+  readonly texts: LocalTokenTexts;
+  /** A fresh workspace for calling `model.accumulate` or `model.distribution` directly. */
+  readonly pool: LocalWorkspacePool;
+}
+
+export async function createLocalAdapter(options: LocalAdapterOptions): Promise<LocalAdapter> {
+  const loaded = loadOrTrainLocalModel({ cacheDir: options.cacheDir });
+  const model = new LocalNgramModel(loaded.data);
+  const texts = new LocalTokenTexts(model.vocabulary);
+  const pool = new LocalWorkspacePool(model.vocabularySize);
+  options.logger.info(
+    {
+      vendor: LOCAL_VENDOR,
+      path: loaded.path,
+      trained: loaded.trained,
+      trainingMs: Math.round(loaded.trainingMs),
+      loadMs: Math.round(loaded.loadMs),
+      vocabulary: model.vocabularySize,
+    },
+    loaded.trained ? 'local model trained and cached' : 'local model loaded from cache',
+  );
+  const models = localModels();
+
+  async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart> {
+    const checked = checkLocalRequest(request, info, model);
+    const bestOf = request.bestOf !== null && request.bestOf > 1 ? request.bestOf : null;
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let aborted = false;
+    for (const [promptIndex, prompt] of checked.prompts.entries()) {
+      promptTokens += prompt.tokens.length;
+      if (aborted) continue;
+      const echo = request.echo ? echoFor(prompt.tokens, prompt.text, request.logprobs) : null;
+      const job = (choice: number, candidate: number): LocalChoiceJob => ({
+        model,
+        texts,
+        pool,
+        sampling: checked.sampling,
+        history: historyAfter(model, prompt.tokens),
+        echo,
+        choice,
+        maxTokens: request.maxTokens,
+        stop: request.stop,
+        logprobs: request.logprobs,
+        score: bestOf !== null,
+        random: LocalRandom.forChoice(request.seed, promptIndex, candidate),
+        signal: generation.signal,
+      });
+      if (bestOf === null) {
+        for (let index = 0; index < request.n && !aborted; index++) {
+          const result = emptyResult();
+          yield* generateChoice(job(promptIndex * request.n + index, index), result);
+          completionTokens += result.completionTokens;
+          aborted = result.aborted;
+        }
+        continue;
+      }
+      // best_of: generate every candidate, rank by mean logprob per token, send the best n in rank order.
+      const candidates: Array<{ parts: StreamPart[]; score: number; index: number }> = [];
+      for (let candidate = 0; candidate < bestOf && !aborted; candidate++) {
+        const result = emptyResult();
+        const parts: StreamPart[] = [];
+        for await (const part of generateChoice(job(-1, candidate), result)) parts.push(part);
+        completionTokens += result.completionTokens;
+        aborted = result.aborted;
+        const score = result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0;
+        candidates.push({ parts, score, index: candidate });
+      }
+      if (aborted) continue;
+      candidates.sort((left, right) => right.score - left.score || left.index - right.index);
+      for (const [rank, candidate] of candidates.slice(0, request.n).entries()) {
+        const choice = promptIndex * request.n + rank;
+        for (const part of candidate.parts) yield 'choice' in part ? { ...part, choice } : part;
+      }
+    }
+    yield { type: 'usage', usage: { promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 } };
+  }
+
+  function echoFor(tokens: number[], text: string, logprobs: number | null): LocalChoiceJob['echo'] {
+    if (logprobs === null) return { text, logprobs: null };
+    const workspace = pool.acquire();
+    try {
+      return { text, logprobs: echoLogprobs(model, texts, workspace, tokens, logprobs) };
+    } finally {
+      pool.release(workspace);
+    }
+  }
+
+  return {
+    name: LOCAL_VENDOR,
+    model,
+    texts,
+    pool,
+    listModels: () => models,
+    resolveModel: (name) => models.find((candidate) => candidate.name === name) ?? null,
+    prepare(request: GenerationRequest, info: ModelInfo): GenerationPlan {
+      checkLocalRequest(request, info, model);
+      return { emulated: [] };
+    },
+    stream,
+  };
+}
+
+function emptyResult(): LocalChoiceResult {
+  return { completionTokens: 0, logprobSum: 0, scoredTokens: 0, aborted: false };
+}

@@ -1,0 +1,63 @@
+/**
+ * Logprobs of the local model. They are always the model's own distribution (the n-gram
+ * probabilities), not the tempered, penalised or biased distribution a token was drawn from:
+ * that is what OpenAI's legacy completions report, it keeps echo scores and best_of ranking
+ * independent of the sampling knobs, and it makes every value checkable against `distribution`.
+ */
+import type { TokenLogprob } from '../types.js';
+import type { LocalNgramModel } from './local-ngram-model.js';
+import type { LocalTokenTexts } from './local-token-text.js';
+import type { LocalWorkspace } from './local-workspace.js';
+
+/** Reported for a token the model gives probability 0 (a prompt token it never saw); JSON has no −∞. */
+export const IMPOSSIBLE_LOGPROB = -9999;
+
+export function logOf(probability: number): number {
+  return probability > 0 ? Math.log(probability) : IMPOSSIBLE_LOGPROB;
+}
+
+/**
+ * The `count` most likely tokens of the accumulated step in the workspace (P = mass + β·unigram
+ * for touched tokens, β·unigram for the rest), most likely first, as token string → logprob.
+ */
+export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, workspace: LocalWorkspace, beta: number, count: number): Record<string, number> {
+  const result: Record<string, number> = {};
+  if (count <= 0) return result;
+  const bestTokens = new Int32Array(count).fill(-1);
+  const bestProbabilities = new Float64Array(count).fill(-1);
+  const offer = (token: number, probability: number): void => {
+    if (probability <= bestProbabilities[count - 1]) return;
+    let slot = count - 1;
+    while (slot > 0 && bestProbabilities[slot - 1] < probability) {
+      bestProbabilities[slot] = bestProbabilities[slot - 1];
+      bestTokens[slot] = bestTokens[slot - 1];
+      slot--;
+    }
+    bestProbabilities[slot] = probability;
+    bestTokens[slot] = token;
+  };
+  const { touched, touchedCount, mass, stamps, currentStamp } = workspace;
+  const unigram = model.unigram;
+  for (let index = 0; index < touchedCount; index++) {
+    const token = touched[index];
+    offer(token, mass[token] + beta * unigram[token]);
+  }
+  // Untouched tokens rank by unigram alone, so the first `count` of them in unigram order suffice.
+  const order = model.unigramOrder;
+  for (let rank = 0, taken = 0; rank < order.length && taken < count; rank++) {
+    const token = order[rank];
+    if (stamps[token] === currentStamp) continue;
+    offer(token, beta * unigram[token]);
+    taken++;
+  }
+  for (let slot = 0; slot < count; slot++) {
+    if (bestTokens[slot] >= 0) result[texts.strings[bestTokens[slot]]] = Math.log(bestProbabilities[slot]);
+  }
+  return result;
+}
+
+/** The logprob entry of a generated token: top alternatives plus the token itself when missing. */
+export function generatedTokenLogprob(tokenText: string, logprob: number, top: Record<string, number>): TokenLogprob {
+  if (!(tokenText in top)) top[tokenText] = logprob;
+  return { token: tokenText, logprob, topLogprobs: top };
+}

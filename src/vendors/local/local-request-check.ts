@@ -1,0 +1,85 @@
+/**
+ * What the local vendor checks before generating, and the request turned into model terms
+ * (prompt token ids, sampling settings over the model's vocabulary). The result is remembered per
+ * request object, so `prepare` and `stream` tokenize a prompt once.
+ */
+import { invalidRequest, unsupportedParameter } from '../../http/gateway-error.js';
+import { decodeTokens, encodeText } from '../../tokenizer/tokenizer.js';
+import type { GenerationRequest, ModelInfo } from '../types.js';
+import type { LocalNgramModel } from './local-ngram-model.js';
+import type { LocalSamplingSettings } from './local-sampler.js';
+import { isKnownToken, isOrdinaryToken, LAST_ORDINARY_TOKEN } from './local-token-text.js';
+
+export const LOCAL_VENDOR = 'local';
+
+export interface LocalPrompt {
+  /** cl100k ids the model conditions on (and that usage counts). */
+  tokens: number[];
+  /** The text echoed back: the prompt string, or the decoded token array. */
+  text: string;
+}
+
+export interface LocalCheckedRequest {
+  prompts: LocalPrompt[];
+  sampling: LocalSamplingSettings;
+}
+
+const checked = new WeakMap<GenerationRequest, LocalCheckedRequest>();
+
+export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, ngram: LocalNgramModel): LocalCheckedRequest {
+  const remembered = checked.get(request);
+  if (remembered) return remembered;
+  // Fill-in-the-middle needs a model that can condition on text to the right of the insertion
+  // point; an n-gram only sees the tokens before it, so a suffix is refused, never ignored.
+  // An empty suffix asks for nothing beyond an ordinary completion and is accepted.
+  if (request.suffix !== null && request.suffix.length > 0) {
+    throw unsupportedParameter('suffix', LOCAL_VENDOR, 'the local n-gram model only continues text and cannot condition on a suffix (fill-in-the-middle)');
+  }
+  const prompts = request.prompts.map((prompt, index): LocalPrompt => {
+    if (prompt.kind === 'text') return { tokens: encodeText(prompt.text), text: prompt.text };
+    for (const id of prompt.tokens) {
+      if (!isOrdinaryToken(id)) {
+        throw invalidRequest(`Prompt ${index} contains ${String(id)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, special tokens excluded).`, 'prompt', 'invalid_token');
+      }
+    }
+    return { tokens: prompt.tokens, text: decodeTokens(prompt.tokens) };
+  });
+  for (const prompt of prompts) {
+    const requested = prompt.tokens.length + request.maxTokens;
+    if (requested > model.contextWindow) {
+      throw invalidRequest(
+        `This model's maximum context length is ${model.contextWindow} tokens, however you requested ${requested} tokens (${prompt.tokens.length} in your prompt; ${request.maxTokens} for the completion). Please reduce your prompt or completion length.`,
+        'max_tokens',
+        'context_length_exceeded',
+      );
+    }
+  }
+  const result = { prompts, sampling: samplingSettings(request, ngram) };
+  checked.set(request, result);
+  return result;
+}
+
+function samplingSettings(request: GenerationRequest, ngram: LocalNgramModel): LocalSamplingSettings {
+  const biasTokens: number[] = [];
+  const biasValues: number[] = [];
+  for (const [key, value] of Object.entries(request.logitBias ?? {})) {
+    const id = /^\d{1,6}$/.test(key) ? Number(key) : Number.NaN;
+    if (!isKnownToken(id)) throw invalidRequest(`logit_bias key '${key.slice(0, 40)}' is not a cl100k_base token id.`, 'logit_bias', 'invalid_logit_bias');
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < -100 || value > 100) {
+      throw invalidRequest(`logit_bias values must be numbers from -100 to 100; '${key}' has ${String(value)}.`, 'logit_bias', 'invalid_logit_bias');
+    }
+    // A token the model never saw has probability 0 (logit −∞): no finite bias makes it appear.
+    const index = ngram.indexOf(id);
+    if (index < 0 || value === 0) continue;
+    biasTokens.push(index);
+    biasValues.push(value);
+  }
+  return {
+    temperature: request.temperature ?? 1,
+    topP: request.topP ?? 1,
+    biasTokens: Int32Array.from(biasTokens),
+    biasValues: Float64Array.from(biasValues),
+    presencePenalty: request.presencePenalty ?? 0,
+    frequencyPenalty: request.frequencyPenalty ?? 0,
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Holds back byte-fragment tokens until they form whole UTF-8 characters, so a text delta never
+ * carries half a character. A run of fragments that can never complete (an orphan continuation
+ * byte, say) is released after a few tokens, decoded with replacement characters, exactly as
+ * decoding the token ids would.
+ */
+import type { LocalTokenTexts } from './local-token-text.js';
+
+/** Longest UTF-8 sequence is 4 bytes, so after 4 fragment tokens waiting cannot help. */
+const MAXIMUM_PENDING_TOKENS = 4;
+const decoder = new TextDecoder('utf-8');
+
+export class LocalUtf8Assembler {
+  private pending: number[] = [];
+  private pendingTokens = 0;
+
+  constructor(private readonly texts: LocalTokenTexts) {}
+
+  get holding(): boolean {
+    return this.pendingTokens > 0;
+  }
+
+  /** Adds a token; returns the text it completes, or null while a character is still incomplete. */
+  push(token: number): string | null {
+    if (this.pendingTokens === 0 && this.texts.complete[token]) return this.texts.strings[token];
+    for (const byte of this.texts.bytes[token]) this.pending.push(byte);
+    this.pendingTokens++;
+    if (endsIncomplete(this.pending) && this.pendingTokens < MAXIMUM_PENDING_TOKENS) return null;
+    return this.flush();
+  }
+
+  /** Releases whatever is held (at the end of generation). */
+  flush(): string {
+    const text = decoder.decode(Uint8Array.from(this.pending));
+    this.pending = [];
+    this.pendingTokens = 0;
+    return text;
+  }
+}
+
+/** Whether the bytes end inside a multi-byte character that more bytes could still complete. */
+function endsIncomplete(bytes: readonly number[]): boolean {
+  for (let back = 1; back <= 4 && back <= bytes.length; back++) {
+    const byte = bytes[bytes.length - back];
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return back < needed;
+  }
+  return false;
+}

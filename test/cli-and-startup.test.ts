@@ -1,0 +1,89 @@
+/** Start-up on an empty database, the pasted curl example, and the tollgate CLI. */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { runCli, spawnGateway } from './support/gateway-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
+const env = { DATABASE_URL: `sqlite:${join(dir, 'db', 'tollgate.db')}` };
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('start-up', () => {
+  test('first start creates account default, prints the key once with a curl that works; later starts do not', async () => {
+    const first = await spawnGateway(env);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const output = first.stdout();
+    const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(output)?.[1];
+    assert.ok(key, output);
+    const curlStart = output.indexOf('curl ');
+    assert.ok(curlStart > 0, output);
+    const curl = output.slice(curlStart).split('\n').filter((line) => line.trim()).join('\n');
+    const answer = execFileSync('bash', ['-c', curl], { encoding: 'utf8' });
+    const completion = JSON.parse(answer);
+    assert.equal(completion.object, 'text_completion');
+    assert.ok(completion.choices[0].text.length > 0);
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+
+    const second = await spawnGateway(env);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(!second.stdout().includes(key));
+    assert.ok(!/tg_[A-Za-z0-9]{12}_/.test(second.stdout()));
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0);
+  });
+});
+
+describe('tollgate CLI', () => {
+  test('accounts, keys, revoke, usage, budgets, limits, migrate', async () => {
+    const created = runCli(['accounts', 'create', 'team-a'], env);
+    assert.equal(created.status, 0, created.stderr);
+    const accountId = created.stdout.trim().split('\n').pop()!;
+    assert.match(accountId, /^acct_/);
+    assert.match(runCli(['accounts', 'list'], env).stdout, /team-a/);
+
+    const keyOut = runCli(['keys', 'create', '--account', accountId, '--name', 'ci'], env);
+    assert.equal(keyOut.status, 0, keyOut.stderr);
+    const key = keyOut.stdout.trim().split('\n').pop()!;
+    assert.match(key, /^tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32}$/);
+    const list = runCli(['keys', 'list', '--account', accountId], env);
+    assert.match(list.stdout, /ci/);
+    assert.ok(!list.stdout.includes(key), 'a key is never printed again');
+
+    const gateway = await spawnGateway(env);
+    const call = () => fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello', max_tokens: 3 }) });
+    const ok = await call();
+    assert.equal(ok.status, 200);
+    const body = await ok.json();
+
+    const usage = runCli(['usage', '--account', accountId, '--by', 'model', '--format', 'json'], env);
+    assert.equal(usage.status, 0, usage.stderr);
+    const report = JSON.parse(usage.stdout);
+    assert.equal(report.totals.totalTokens, body.usage.total_tokens);
+    assert.equal(report.groups[0].group, 'local/tollgate-small');
+    const csv = runCli(['usage', '--account', accountId, '--by', 'day', '--format', 'csv'], env);
+    assert.match(csv.stdout, /^day,requests/);
+    assert.match(runCli(['usage', '--account', accountId], env).stdout, /total/);
+
+    const keyId = `key_${key.split('_')[1]}`;
+    assert.equal(runCli(['keys', 'revoke', keyId], env).status, 0);
+    assert.equal((await call()).status, 401);
+
+    assert.equal(runCli(['budgets', 'set', '--account', accountId, '--tokens', '1000', '--period', 'day'], env).status, 0);
+    assert.equal(runCli(['limits', 'set', '--account', accountId, '--rpm', '60', '--tpm', '1000'], env).status, 0);
+    assert.match(runCli(['migrate'], env).stdout, /up to date/);
+    gateway.child.kill('SIGTERM');
+    assert.equal(await gateway.exited, 0);
+  });
+
+  test('bad arguments exit non-zero with a one-line message', () => {
+    for (const args of [['accounts', 'create'], ['keys', 'create'], ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'], ['limits', 'set', '--rpm', '5'], ['usage', '--account', 'x', '--since', 'not-a-date'], ['nonsense-command']]) {
+      const result = runCli(args, env);
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
+    }
+  });
+});

@@ -1,0 +1,37 @@
+/** Runs the real `tollgate` entry point as a child process, as an operator would. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const entry = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+export async function spawnGateway(env: Record<string, string>, args: string[] = ['serve'], timeoutMs = 30_000): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk) => { out += chunk; });
+  child.stderr!.on('data', (chunk) => { err += chunk; });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start in time:\n${out}\n${err}`)), timeoutMs);
+    const check = () => {
+      const match = /Tollgate listening on (http:\/\/\S+)/.exec(out);
+      if (match) { clearTimeout(timer); child.stdout!.off('data', check); resolve(match[1]); }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`gateway exited with ${code}:\n${out}\n${err}`)); });
+  });
+  return { child, url, stdout: () => out, exited };
+}
+
+export function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [entry, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
