@@ -14,6 +14,7 @@ import { registerModelsRoute } from './http/models-route.js';
 import { requestIdFor } from './http/request-id.js';
 import { registerUsageRoute } from './http/usage-route.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
+import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-routes.js';
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRequestObserver } from './observability/request-observer.js';
@@ -47,7 +48,6 @@ export function buildApp(dependencies: AppDependencies): App {
 
   const server: FastifyInstance = Fastify({
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
     requestTimeout: 0,
@@ -101,9 +101,11 @@ export function buildApp(dependencies: AppDependencies): App {
     registerCompletionsRoute(v5, { pipeline, config, observer });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
+    registerDashboardApi(v5, { storage });
   });
 
   registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
+  registerDashboardRoutes(server, { config, storage });
 
   return { server, metrics };
 }

@@ -1,13 +1,26 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Config } from '../config/config.js';
+import { attachWorker, runPrimary } from '../server/cluster-primary.js';
 import { startServer } from '../server/start-server.js';
+import { positiveInteger } from './main.js';
 
 export function registerServeCommand(program: Command, loadConfig: () => Config): void {
   program
     .command('serve', { isDefault: true })
     .description('start the gateway (same as npm start)')
-    .action(async () => {
+    .option('--workers <n>', 'worker processes sharing the port (default: one per core)', positiveInteger)
+    .action(async (options: { workers?: number }) => {
       const config = loadConfig();
+      if (cluster.isWorker) {
+        const server = await startServer(config, { announce: false, bootstrap: false });
+        attachWorker(server.url, server.registry.listModels()[0]?.id ?? null, server.stop);
+        return;
+      }
+      const workers = options.workers ?? availableParallelism();
+      if (workers < 1) throw new Error('--workers must be at least 1');
+      if (workers > 1) return runPrimary(config, workers);
       const server = await startServer(config);
       const onSignal = (signal: NodeJS.Signals) => {
         server.logger.info({ signal }, 'draining');

@@ -5,6 +5,8 @@ import type { Storage } from '../storage/types.js';
 import type { Admission } from './admission.js';
 import { MemoryCounterStore, type CounterStore } from './counter-store.js';
 import { QuotaAdmission } from './quota-admission.js';
+import cluster from 'node:cluster';
+import { PrimaryCounterStore } from './primary-counter-store.js';
 import { RedisCounterStore } from './redis-counter-store.js';
 
 export async function createAdmission(config: Config, storage: Storage, logger: Logger, counters?: CounterStore): Promise<QuotaAdmission> {
@@ -14,6 +16,7 @@ export async function createAdmission(config: Config, storage: Storage, logger: 
     await redis.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without redis; admission answers 503 until it connects'));
     store = redis;
   }
+  if (!store && cluster.isWorker) store = new PrimaryCounterStore();
   return new QuotaAdmission({ counters: store ?? new MemoryCounterStore(), storage, logger, policyCacheMs: config.policyCacheMs });
 }
 

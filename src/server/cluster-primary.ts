@@ -1,0 +1,87 @@
+/**
+ * `tollgate serve --workers N`: the primary migrates, bootstraps the first account, holds the
+ * shared rate-limit/budget counters (when there is no Redis), forks N workers that share one
+ * port, restarts a worker that dies, and drains them all on SIGTERM/SIGINT.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from '../config/config.js';
+import { createStorage } from '../storage/create-storage.js';
+import { MemoryCounterStore } from '../usage/counter-store.js';
+import { serveCounters } from '../usage/primary-counter-store.js';
+import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+
+interface ListeningMessage { type: 'tollgate-listening'; url: string; firstModel: string | null }
+
+export async function runPrimary(config: Config, workerCount: number): Promise<void> {
+  const storage = await createStorage(config.databaseUrl);
+  await storage.migrate();
+  const bootstrapped = await bootstrapDefaultAccount(storage);
+  await storage.close();
+
+  const counters = new MemoryCounterStore();
+  let shuttingDown = false;
+  let announced = false;
+  const listening = new Set<number>();
+
+  const fork = (): Worker => {
+    const worker = cluster.fork({ TOLLGATE_WORKER: '1' });
+    serveCounters(worker, counters);
+    worker.on('message', (message: ListeningMessage) => {
+      if (message?.type !== 'tollgate-listening') return;
+      listening.add(worker.id);
+      if (!announced && listening.size >= workerCount) {
+        announced = true;
+        process.stdout.write(`Tollgate listening on ${message.url} (${workerCount} workers)\n`);
+        if (bootstrapped) process.stdout.write(bootstrapBanner(bootstrapped, message.url, message.firstModel ?? 'local/tollgate-small') + '\n');
+      }
+    });
+    return worker;
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    listening.delete(worker.id);
+    if (shuttingDown) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`);
+    setTimeout(fork, 200);
+  });
+
+  const shutdown = () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    const workers = Object.values(cluster.workers ?? {}).filter(Boolean) as Worker[];
+    if (workers.length === 0) process.exit(0);
+    for (const worker of workers) {
+      if (worker.isConnected()) worker.send({ type: 'tollgate-shutdown' });
+    }
+    // Workers drain within the grace period themselves; this is the backstop.
+    setTimeout(() => process.exit(0), config.shutdownGraceMs + 5_000).unref();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+
+  for (let index = 0; index < workerCount; index++) fork();
+}
+
+/** Worker side: report the address once listening, drain on the primary's word, die with it. */
+export function attachWorker(url: string, firstModel: string | null, stop: () => Promise<void>): void {
+  const leave = (code: number) => process.exit(code);
+  let stopping = false;
+  const drain = () => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(() => leave(0), () => leave(1));
+  };
+  process.on('message', (message: { type?: string }) => {
+    if (message?.type === 'tollgate-shutdown') drain();
+  });
+  process.on('SIGTERM', drain);
+  process.on('SIGINT', drain);
+  // The primary is gone (killed): nothing is left to coordinate with, so stop serving at once.
+  process.on('disconnect', () => {
+    if (!stopping) leave(1);
+  });
+  process.send?.({ type: 'tollgate-listening', url, firstModel } satisfies ListeningMessage);
+}

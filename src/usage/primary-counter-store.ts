@@ -1,0 +1,101 @@
+/**
+ * Counters held by the cluster's primary process, reached over the worker IPC channel. The
+ * primary is single-threaded and applies each check-and-add at once, so N workers without Redis
+ * still enforce one limit, never N times it.
+ */
+import type { Worker } from 'node:cluster';
+import { MemoryCounterStore, type CounterReservation, type CounterStore, type ReserveResult } from './counter-store.js';
+
+type Operation =
+  | { op: 'reserve'; items: CounterReservation[] }
+  | { op: 'add'; items: { key: string; amount: number; expiresAt: number | null }[] }
+  | { op: 'seed'; key: string; value: number; expiresAt: number | null }
+  | { op: 'has'; key: string };
+
+interface Request { type: 'tollgate-counter'; id: number; operation: Operation }
+interface Reply { type: 'tollgate-counter-reply'; id: number; result?: unknown; error?: string }
+
+/** Worker side. */
+export class PrimaryCounterStore implements CounterStore {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly onMessage = (message: unknown) => {
+    const reply = message as Reply;
+    if (!reply || reply.type !== 'tollgate-counter-reply') return;
+    const waiter = this.pending.get(reply.id);
+    if (!waiter) return;
+    this.pending.delete(reply.id);
+    clearTimeout(waiter.timer);
+    if (reply.error) waiter.reject(new Error(reply.error));
+    else waiter.resolve(reply.result);
+  };
+
+  constructor() {
+    if (!process.send) throw new Error('PrimaryCounterStore needs an IPC channel to the primary');
+    process.on('message', this.onMessage);
+  }
+
+  private call<T>(operation: Operation): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error('the primary process did not answer'));
+      }, 5_000);
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      const request: Request = { type: 'tollgate-counter', id, operation };
+      process.send!(request, undefined, undefined, (error) => {
+        if (!error) return;
+        this.pending.delete(id);
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
+
+  tryReserve(items: CounterReservation[]): Promise<ReserveResult> {
+    return this.call({ op: 'reserve', items });
+  }
+
+  async add(items: { key: string; amount: number; expiresAt: number | null }[]): Promise<void> {
+    await this.call({ op: 'add', items });
+  }
+
+  seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
+    return this.call({ op: 'seed', key, value, expiresAt });
+  }
+
+  has(key: string): Promise<boolean> {
+    return this.call({ op: 'has', key });
+  }
+
+  async close(): Promise<void> {
+    process.off('message', this.onMessage);
+    for (const waiter of this.pending.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new Error('closed'));
+    }
+    this.pending.clear();
+  }
+}
+
+/** Primary side: answers one worker's counter requests from the shared in-memory store. */
+export function serveCounters(worker: Worker, store: MemoryCounterStore): void {
+  worker.on('message', async (message: unknown) => {
+    const request = message as Request;
+    if (!request || request.type !== 'tollgate-counter') return;
+    let reply: Reply;
+    try {
+      const operation = request.operation;
+      let result: unknown;
+      if (operation.op === 'reserve') result = store.tryReserveNow(operation.items);
+      else if (operation.op === 'add') result = store.addNow(operation.items);
+      else if (operation.op === 'seed') result = await store.seed(operation.key, operation.value, operation.expiresAt);
+      else result = await store.has(operation.key);
+      reply = { type: 'tollgate-counter-reply', id: request.id, result };
+    } catch (error) {
+      reply = { type: 'tollgate-counter-reply', id: request.id, error: (error as Error).message };
+    }
+    if (worker.isConnected()) worker.send(reply);
+  });
+}

@@ -1,0 +1,388 @@
+/**
+ * The built-in local vendor, tested on the model's real distribution: the adapter is created
+ * against a fresh cache directory (so the first test trains), then every sampling parameter is
+ * checked against what `distribution` says the model believes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GatewayError } from '../src/http/gateway-error.js';
+import { createLogger } from '../src/observability/logger.js';
+import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
+import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
+import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob } from '../src/vendors/types.js';
+
+const END_OF_TEXT = 100257;
+const logger = createLogger('silent');
+let cacheDir: string;
+let adapter: LocalAdapter;
+let model: ModelInfo;
+let trainingMs = 0;
+
+before(async () => {
+  cacheDir = mkdtempSync(join(tmpdir(), 'tollgate-local-model-'));
+  const start = performance.now();
+  adapter = await createLocalAdapter({ logger, cacheDir });
+  trainingMs = performance.now() - start;
+  model = adapter.resolveModel('tollgate-small') as ModelInfo;
+});
+
+after(() => rmSync(cacheDir, { recursive: true, force: true }));
+
+function request(overrides: Partial<GenerationRequest> = {}): GenerationRequest {
+  return {
+    model: 'tollgate-small',
+    prompts: [{ kind: 'text', text: 'The state of the Union is' }],
+    n: 1,
+    bestOf: null,
+    maxTokens: 16,
+    temperature: null,
+    topP: null,
+    seed: 7,
+    stop: [],
+    presencePenalty: null,
+    frequencyPenalty: null,
+    logitBias: null,
+    logprobs: null,
+    echo: false,
+    suffix: null,
+    user: null,
+    stream: false,
+    ...overrides,
+  };
+}
+
+interface Run {
+  parts: StreamPart[];
+  texts: string[];
+  finishes: string[];
+  logprobs: TokenLogprob[][];
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+async function run(overrides: Partial<GenerationRequest> = {}, signal = new AbortController().signal): Promise<Run> {
+  const generation = request(overrides);
+  assert.deepEqual(adapter.prepare(generation, model), { emulated: [] });
+  const result: Run = { parts: [], texts: [], finishes: [], logprobs: [], usage: { promptTokens: -1, completionTokens: -1 } };
+  for await (const part of adapter.stream(generation, model, { signal, requestId: 'test' })) {
+    result.parts.push(part);
+    if (part.type === 'text-delta') {
+      result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
+      result.logprobs[part.choice] = [...(result.logprobs[part.choice] ?? []), ...(part.logprobs ?? [])];
+    } else if (part.type === 'finish') {
+      result.finishes[part.choice] = part.finishReason;
+      result.texts[part.choice] ??= '';
+    } else if (part.type === 'usage') result.usage = part.usage;
+  }
+  return result;
+}
+
+/** P(· | context) as cl100k id → probability. */
+function distribution(context: number[]): Map<number, number> {
+  const workspace = adapter.pool.acquire();
+  const probabilities = adapter.model.distribution(context, workspace);
+  adapter.pool.release(workspace);
+  const map = new Map<number, number>();
+  probabilities.forEach((probability, index) => map.set(adapter.model.vocabulary[index], probability));
+  return map;
+}
+
+function argmax(probabilities: Map<number, number>): number {
+  let best = -1;
+  let bestProbability = -1;
+  for (const [id, probability] of probabilities) if (probability > bestProbability) [best, bestProbability] = [id, probability];
+  return best;
+}
+
+/** Token id of a generated token string (the model's vocabulary spells each token uniquely). */
+function idOf(tokenString: string): number {
+  const index = adapter.texts.strings.indexOf(tokenString);
+  assert.ok(index >= 0, `unknown token string ${JSON.stringify(tokenString)}`);
+  return adapter.model.vocabulary[index];
+}
+
+test('trains into an empty cache, then reloads from it in well under a second', async () => {
+  assert.ok(trainingMs < 60_000, `training took ${trainingMs} ms`);
+  const start = performance.now();
+  const reloaded = await createLocalAdapter({ logger, cacheDir });
+  const loadMs = performance.now() - start;
+  assert.ok(loadMs < 1000, `reload took ${loadMs} ms`);
+  assert.deepEqual(reloaded.model.vocabulary, adapter.model.vocabulary);
+  const context = encodeText('We the people');
+  const workspace = reloaded.pool.acquire();
+  assert.deepEqual(reloaded.model.distribution(context, workspace), distribution(context).size && adapter.model.distribution(context, adapter.pool.acquire()));
+  assert.equal(adapter.name, 'local');
+  assert.deepEqual(adapter.listModels().map((info) => info.id), ['local/tollgate-small']);
+  assert.equal(model.exactTokenizer, true);
+  assert.deepEqual(model.capabilities, { logprobs: true, nativeCompletions: true });
+  assert.equal(model.countTokens('Hello world, again.'), encodeText('Hello world, again.').length);
+  assert.equal(adapter.resolveModel('nope'), null);
+});
+
+test('probabilities sum to 1 at every step, over emittable tokens only, even after unseen tokens', () => {
+  const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
+  assert.ok(unseen !== undefined);
+  const contexts = [[], encodeText('The'), encodeText('The state of the Union'), encodeText('I ask the Congress to'), [unseen], [...encodeText('We must'), unseen], [unseen, unseen, unseen]];
+  for (const context of contexts) {
+    const probabilities = distribution(context);
+    let sum = 0;
+    for (const probability of probabilities.values()) {
+      assert.ok(probability > 0);
+      sum += probability;
+    }
+    assert.ok(Math.abs(sum - 1) < 1e-9, `sum ${sum} after ${JSON.stringify(context)}`);
+    assert.ok(probabilities.has(END_OF_TEXT));
+    assert.ok(!probabilities.has(unseen));
+  }
+  // Backoff: a context ending in an unseen token is the context-free (unigram-level) distribution.
+  assert.deepEqual([...distribution([...encodeText('We must'), unseen]).values()], [...distribution([unseen]).values()]);
+});
+
+test('temperature 0 is greedy: deterministic and equal to the argmax chain', async () => {
+  const prompt = encodeText('The state of the Union is');
+  const first = await run({ temperature: 0, maxTokens: 30, seed: null });
+  const second = await run({ temperature: 0, maxTokens: 30, seed: null });
+  assert.equal(first.texts[0], second.texts[0]);
+  const chain = [...prompt];
+  for (let step = 0; step < 30; step++) {
+    const next = argmax(distribution(chain));
+    if (next === END_OF_TEXT) break;
+    chain.push(next);
+  }
+  assert.equal(first.texts[0], decodeTokens(chain.slice(prompt.length)));
+  assert.match(first.texts[0], /^ [a-z]+/); // plausible English continuation
+});
+
+test('seeds: same seed reproduces, different seeds differ, no seed is random', async () => {
+  const options = { maxTokens: 40, temperature: 0.9 };
+  assert.equal((await run({ ...options, seed: 11 })).texts[0], (await run({ ...options, seed: 11 })).texts[0]);
+  assert.notEqual((await run({ ...options, seed: 11 })).texts[0], (await run({ ...options, seed: 12 })).texts[0]);
+  assert.notEqual((await run({ ...options, seed: null })).texts[0], (await run({ ...options, seed: null })).texts[0]);
+  // The cheap mixture sampler (temperature 1) is seeded the same way.
+  assert.equal((await run({ maxTokens: 40, seed: 3 })).texts[0], (await run({ maxTokens: 40, seed: 3 })).texts[0]);
+});
+
+test('top_p: a tiny nucleus is greedy, and samples stay inside the nucleus', async () => {
+  const greedy = await run({ temperature: 0, maxTokens: 25 });
+  assert.equal((await run({ topP: 1e-9, maxTokens: 25, seed: 1 })).texts[0], greedy.texts[0]);
+  assert.equal((await run({ topP: 1e-9, temperature: 1.5, maxTokens: 25, seed: 2 })).texts[0], greedy.texts[0]);
+  const probabilities = [...distribution(encodeText('The state of the Union is')).entries()].sort((left, right) => right[1] - left[1]);
+  const nucleus = new Set<string>();
+  let mass = 0;
+  for (const [id, probability] of probabilities) {
+    if (mass >= 0.5) break;
+    nucleus.add(decodeTokens([id]));
+    mass += probability;
+  }
+  const seen = new Set<string>();
+  for (let seed = 0; seed < 40; seed++) {
+    const text = (await run({ topP: 0.5, maxTokens: 1, seed })).texts[0];
+    assert.ok(nucleus.has(text), `${JSON.stringify(text)} is outside the 0.5 nucleus`);
+    seen.add(text);
+  }
+  assert.ok(seen.size > 1 || nucleus.size === 1);
+});
+
+test('max_tokens ends with length; 0 gives empty text', async () => {
+  const result = await run({ maxTokens: 5, logprobs: 0, logitBias: { [END_OF_TEXT]: -100 } });
+  assert.equal(result.finishes[0], 'length');
+  assert.equal(result.logprobs[0].length, 5);
+  assert.equal(result.usage.completionTokens, 5);
+  const empty = await run({ maxTokens: 0 });
+  assert.deepEqual([empty.texts[0], empty.finishes[0], empty.usage.completionTokens], ['', 'length', 0]);
+});
+
+test('the model ending by itself finishes with stop and shows no end-of-text text', async () => {
+  const result = await run({ maxTokens: 20, logitBias: { [END_OF_TEXT]: 100 }, logprobs: 2 });
+  assert.deepEqual([result.texts[0], result.finishes[0], result.usage.completionTokens], ['', 'stop', 0]);
+  const greedy = await run({ maxTokens: 20, temperature: 0, logitBias: { [END_OF_TEXT]: 100 } });
+  assert.deepEqual([greedy.texts[0], greedy.finishes[0]], ['', 'stop']);
+});
+
+test('logit_bias -100 bans a token and +100 forces one', async () => {
+  const greedy = await run({ temperature: 0, maxTokens: 1, logprobs: 0 });
+  const favourite = idOf(greedy.logprobs[0][0].token);
+  const banned = await run({ temperature: 0, maxTokens: 1, logitBias: { [favourite]: -100 } });
+  assert.notEqual(banned.texts[0], greedy.texts[0]);
+  const the = encodeText(' the')[0];
+  for (const temperature of [0, 0.7, 1, 1.3]) {
+    const sampled = await run({ temperature, maxTokens: 60, seed: 5, logprobs: 0, logitBias: { [the]: -100 } });
+    assert.ok(sampled.logprobs[0].every((entry) => entry.token !== ' the'), `temperature ${temperature}`);
+    const forced = await run({ temperature, maxTokens: 8, seed: 5, logitBias: { [the]: 100 } });
+    assert.equal(forced.texts[0], ' the'.repeat(8));
+  }
+  // A bias on a token the model cannot emit is accepted and changes nothing.
+  const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
+  assert.equal((await run({ maxTokens: 20, logitBias: { [unseen]: 100 } })).texts[0], (await run({ maxTokens: 20 })).texts[0]);
+});
+
+test('stop sequences end the text before them, across token boundaries, without leaking a partial match', async () => {
+  const greedy = await run({ temperature: 0, maxTokens: 40, logprobs: 0 });
+  const tokens = greedy.logprobs[0].map((entry) => entry.token);
+  // A stop sequence made of the end of token 5 and the start of token 6.
+  const before = tokens.slice(0, 6).join('');
+  const stop = tokens[5].slice(-2) + tokens[6].slice(0, 2);
+  const expected = greedy.texts[0].slice(0, greedy.texts[0].indexOf(stop));
+  assert.ok(expected.length <= before.length);
+  for (const logprobs of [null, 2]) {
+    const stopped = await run({ temperature: 0, maxTokens: 40, stop: ['never-there', stop], logprobs });
+    assert.equal(stopped.texts[0], expected);
+    assert.equal(stopped.finishes[0], 'stop');
+    for (const part of stopped.parts) {
+      if (part.type !== 'text-delta') continue;
+      assert.ok(!part.text.includes(stop));
+      if (part.logprobs) assert.equal(part.logprobs.map((entry) => entry.token).join(''), part.text);
+    }
+    assert.ok(stopped.usage.completionTokens <= 7, 'generation stops right away');
+  }
+});
+
+test('n gives different choices with global indexes; best_of returns the best mean logprob', async () => {
+  const two = await run({ prompts: [{ kind: 'text', text: 'We must' }, { kind: 'text', text: 'The economy' }], n: 2, maxTokens: 12, seed: 9, temperature: 1.2 });
+  assert.equal(two.texts.length, 4);
+  assert.notEqual(two.texts[0], two.texts[1]);
+  assert.ok(two.texts[2] !== two.texts[3]);
+  const options = { maxTokens: 12, seed: 21, logprobs: 0, logitBias: { [END_OF_TEXT]: -100 } };
+  const all = await run({ ...options, n: 4, bestOf: 4 });
+  const means = all.logprobs.map((entries) => entries.reduce((sum, entry) => sum + (entry.logprob as number), 0) / entries.length);
+  for (let index = 1; index < means.length; index++) assert.ok(means[index - 1] >= means[index], `ranked: ${means}`);
+  const best = await run({ ...options, n: 1, bestOf: 4 });
+  assert.equal(best.texts.length, 1);
+  assert.equal(best.texts[0], all.texts[0]);
+  assert.equal(best.usage.completionTokens, 48, 'discarded candidates are metered');
+  const plain = await run({ ...options, n: 1 });
+  assert.ok(means[0] >= plain.logprobs[0].reduce((sum, entry) => sum + (entry.logprob as number), 0) / 12 - 1e-12);
+});
+
+test('presence and frequency penalties reduce repetition', async () => {
+  const distinct = async (overrides: Partial<GenerationRequest>): Promise<number> => {
+    const result = await run({ temperature: 0, maxTokens: 150, logprobs: 0, ...overrides });
+    return new Set(result.logprobs[0].map((entry) => entry.token)).size / result.logprobs[0].length;
+  };
+  const baseline = await distinct({});
+  assert.ok((await distinct({ frequencyPenalty: 1 })) > baseline + 0.1);
+  assert.ok((await distinct({ presencePenalty: 1.5 })) > baseline + 0.1);
+  assert.ok((await distinct({ frequencyPenalty: -2 })) < baseline);
+  const sampled = async (penalty: number): Promise<number> => {
+    const result = await run({ temperature: 0.8, maxTokens: 300, seed: 4, logprobs: 0, frequencyPenalty: penalty });
+    return new Set(result.logprobs[0].map((entry) => entry.token)).size / result.logprobs[0].length;
+  };
+  assert.ok((await sampled(1.5)) > (await sampled(0)));
+});
+
+test('logprobs: k alternatives plus the sampled token, values from the model distribution', async () => {
+  const prompt = encodeText('The state of the Union is');
+  for (const [k, overrides] of [[3, {}], [5, { temperature: 0.6 }], [2, { temperature: 0 }], [1, { topP: 0.8 }]] as const) {
+    const result = await run({ maxTokens: 12, seed: 8, logprobs: k, ...overrides });
+    const context = [...prompt];
+    for (const entry of result.logprobs[0]) {
+      const id = idOf(entry.token);
+      const probabilities = distribution(context);
+      assert.ok(Math.abs((entry.logprob as number) - Math.log(probabilities.get(id) as number)) < 1e-9);
+      const top = [...probabilities.entries()].sort((left, right) => right[1] - left[1]).slice(0, k);
+      const keys = Object.keys(entry.topLogprobs as Record<string, number>);
+      const inTop = top.some(([topId]) => topId === id);
+      assert.equal(keys.length, inTop ? k : k + 1);
+      for (const [topId, probability] of top) {
+        const key = topId === END_OF_TEXT ? '<|endoftext|>' : decodeTokens([topId]);
+        assert.ok(Math.abs((entry.topLogprobs as Record<string, number>)[key] - Math.log(probability)) < 1e-9);
+      }
+      context.push(id);
+    }
+    assert.equal(result.logprobs[0].map((entry) => entry.token).join(''), result.texts[0]);
+  }
+  const zero = await run({ maxTokens: 6, logprobs: 0 });
+  for (const entry of zero.logprobs[0]) assert.deepEqual(entry.topLogprobs, { [entry.token]: entry.logprob });
+});
+
+test('echo: the prompt leads the text; with logprobs the first token has null, the rest their model logprobs', async () => {
+  const prompt = 'I ask the Congress';
+  const plain = await run({ prompts: [{ kind: 'text', text: prompt }], echo: true, maxTokens: 5 });
+  const first = plain.parts[0];
+  assert.ok(first.type === 'text-delta' && first.text === prompt);
+  assert.ok(plain.texts[0].startsWith(prompt) && plain.texts[0].length > prompt.length);
+  const scored = await run({ prompts: [{ kind: 'text', text: prompt }], echo: true, maxTokens: 0, logprobs: 2 });
+  assert.equal(scored.texts[0], prompt);
+  assert.equal(scored.finishes[0], 'length');
+  const ids = encodeText(prompt);
+  const entries = scored.logprobs[0];
+  assert.equal(entries.length, ids.length);
+  assert.deepEqual(entries[0], { token: 'I', logprob: null, topLogprobs: null });
+  for (let position = 1; position < ids.length; position++) {
+    const expected = Math.log(distribution(ids.slice(0, position)).get(ids[position]) as number);
+    assert.ok(Math.abs((entries[position].logprob as number) - expected) < 1e-9);
+    assert.ok(Object.keys(entries[position].topLogprobs as object).length >= 2);
+  }
+  assert.equal(entries.map((entry) => entry.token).join(''), prompt);
+  assert.equal(scored.usage.promptTokens, ids.length);
+  assert.equal(scored.usage.completionTokens, 0);
+  const onlyPrompt = await run({ prompts: [{ kind: 'text', text: prompt }], echo: true, maxTokens: 0 });
+  assert.deepEqual([onlyPrompt.texts[0], onlyPrompt.finishes[0]], [prompt, 'length']);
+});
+
+test('token-array prompts are conditioned on and decoded for echo; invalid ids are a 400 on prompt', async () => {
+  const ids = encodeText('The state of the Union is');
+  const fromTokens = await run({ prompts: [{ kind: 'tokens', tokens: ids }], temperature: 0, maxTokens: 10, echo: true });
+  const fromText = await run({ temperature: 0, maxTokens: 10, echo: true });
+  assert.equal(fromTokens.texts[0], fromText.texts[0]);
+  assert.equal(fromTokens.usage.promptTokens, ids.length);
+  for (const bad of [END_OF_TEXT, -1, 100256, 1.5, 200000]) {
+    assert.throws(() => adapter.prepare(request({ prompts: [{ kind: 'tokens', tokens: [100, bad] }] }), model), (error: unknown) => {
+      return error instanceof GatewayError && error.status === 400 && error.param === 'prompt';
+    });
+  }
+  const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
+  const result = await run({ prompts: [{ kind: 'tokens', tokens: [unseen] }], maxTokens: 5, echo: true, logprobs: 1 });
+  assert.equal(result.finishes[0], 'length');
+});
+
+test('invalid logit_bias keys are a 400 on logit_bias; suffix is refused with a 400 on suffix', () => {
+  for (const key of ['abc', '-1', '1.5', '100256', '999999']) {
+    assert.throws(() => adapter.prepare(request({ logitBias: { [key]: 1 } }), model), (error: unknown) => {
+      return error instanceof GatewayError && error.status === 400 && error.param === 'logit_bias';
+    });
+  }
+  assert.throws(() => adapter.prepare(request({ suffix: ' and so on.' }), model), (error: unknown) => {
+    return error instanceof GatewayError && error.status === 400 && error.param === 'suffix' && error.code === 'unsupported_parameter';
+  });
+  assert.deepEqual(adapter.prepare(request({ suffix: '' }), model), { emulated: [] });
+  assert.throws(() => adapter.prepare(request({ maxTokens: 5000 }), model), (error: unknown) => error instanceof GatewayError && error.status === 400);
+});
+
+test('abort stops generation promptly, ends without throwing, and still reports usage', async () => {
+  const controller = new AbortController();
+  const parts: StreamPart[] = [];
+  const generation = request({ maxTokens: 3000, logitBias: { [END_OF_TEXT]: -100 } });
+  for await (const part of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort' })) {
+    parts.push(part);
+    if (part.type === 'text-delta' && parts.length === 3) controller.abort();
+  }
+  assert.ok(!parts.some((part) => part.type === 'finish'));
+  const usage = parts.at(-1);
+  assert.ok(usage?.type === 'usage');
+  assert.ok(usage.usage.completionTokens >= 3 && usage.usage.completionTokens <= 4, `${usage.usage.completionTokens}`);
+});
+
+test('usage: prompt tokens once per prompt, completion tokens exactly what was generated', async () => {
+  const prompts = [{ kind: 'text' as const, text: 'We must' }, { kind: 'text' as const, text: 'In the coming year, the Government' }];
+  const result = await run({ prompts, n: 2, maxTokens: 20, temperature: 0, logprobs: 0, logitBias: { [END_OF_TEXT]: -100 } });
+  assert.equal(result.usage.promptTokens, countTokens(prompts[0].text) + countTokens(prompts[1].text));
+  assert.equal(result.usage.completionTokens, result.logprobs.reduce((sum, entries) => sum + entries.length, 0));
+  assert.equal(result.usage.completionTokens, 80);
+  assert.equal(countTokens(result.texts[0]), 20);
+  assert.equal(countTokens(result.texts[2]), 20);
+});
+
+test('long generations yield to the event loop and stay fast', async () => {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const start = performance.now();
+  const result = await run({ maxTokens: 4000, logitBias: { [END_OF_TEXT]: -100 }, seed: 1 });
+  const seconds = (performance.now() - start) / 1000;
+  clearInterval(timer);
+  assert.equal(result.usage.completionTokens, 4000);
+  assert.ok(ticks > 0, 'timers ran during generation');
+  assert.ok(4000 / seconds > 5000, `${Math.round(4000 / seconds)} tokens/s`);
+});

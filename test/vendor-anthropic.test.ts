@@ -1,0 +1,202 @@
+/** The `anthropic` vendor against a mock upstream speaking the Messages API and its SSE events. */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapter.js';
+import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
+import { VendorError } from '../src/vendors/vendor-error.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
+import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+
+const key = 'sk-ant-test-key-abcdef123456';
+const model = 'claude-sonnet-4-5';
+let upstream: MockUpstream;
+let adapter: VendorAdapter;
+
+function events(texts: string[], options: { stopReason?: string; usage?: Record<string, number>; splitLast?: boolean } = {}): string[] {
+  const start = {
+    type: 'message_start',
+    message: { id: 'msg_01', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 40, ...options.usage } },
+  };
+  return [
+    sse(start, 'message_start'),
+    sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
+    sse({ type: 'ping' }, 'ping'),
+    ...texts.map((text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta')),
+    sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
+    sse({ type: 'message_delta', delta: { stop_reason: options.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } }, 'message_delta'),
+    sse({ type: 'message_stop' }, 'message_stop'),
+  ];
+}
+
+before(async () => {
+  upstream = await MockUpstream.start();
+  adapter = adapterOf(createAnthropicAdapter(testConfig({ ANTHROPIC_API_KEY: key, ANTHROPIC_BASE_URL: upstream.url }, { anthropic: fastTransport })));
+});
+beforeEach(() => upstream.reset());
+after(async () => {
+  await adapter.close?.();
+  await upstream.close();
+});
+
+test('stream: exact outbound request and normalised usage with cache reads and writes', async () => {
+  upstream.reply({ chunks: events(['Hel', 'lo']) });
+  const generation = request({ model, prompt: 'Say hello', maxTokens: 50, temperature: 0.5, topP: 0.9, stop: ['END'], user: 'user-7' });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, []);
+  const parts = await collect(adapter, generation);
+  const sent = upstream.requests[0];
+  assert.equal(sent.url, '/v1/messages');
+  assert.equal(sent.headers['x-api-key'], key);
+  assert.equal(sent.headers['anthropic-version'], '2023-06-01');
+  assert.equal(sent.headers.authorization, undefined);
+  assert.deepEqual(sent.body, {
+    model, max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }], stop_sequences: ['END'], temperature: 0.5, top_p: 0.9,
+    metadata: { user_id: 'user-7' }, stream: true,
+  });
+  assert.equal(textOf(parts), 'Hello');
+  assert.deepEqual(finishes(parts), { 0: 'stop' });
+  assert.deepEqual(usages(parts), [{ promptTokens: 55, completionTokens: 9, cachedTokens: 40, reasoningTokens: null }]);
+});
+
+test('finish reasons: max_tokens → length, refusal → content_filter, stop_sequence → stop', async () => {
+  for (const [stopReason, expected] of [['max_tokens', 'length'], ['refusal', 'content_filter'], ['stop_sequence', 'stop']]) {
+    upstream.reply({ chunks: events(['x'], { stopReason }) });
+    assert.deepEqual(finishes(await collect(adapter, request({ model }))), { 0: expected });
+  }
+});
+
+test('non-stream: non-stream upstream call, message parsed', async () => {
+  upstream.reply({
+    json: {
+      id: 'msg_02', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'Hi there' }], stop_reason: 'max_tokens', stop_sequence: null,
+      usage: { input_tokens: 5, output_tokens: 16, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    },
+  });
+  const parts = await collect(adapter, request({ model, stream: false }));
+  assert.equal(upstream.requests[0].body.stream, undefined);
+  assert.equal(textOf(parts), 'Hi there');
+  assert.deepEqual(finishes(parts), { 0: 'length' });
+  assert.equal(usages(parts)[0].promptTokens, 5);
+});
+
+test('stop Anthropic rejects (whitespace-only) is enforced by the gateway across chunk boundaries, then the call is aborted', async () => {
+  // "\n\n" arrives split over two SSE events (and two TCP writes); the upstream would keep going.
+  upstream.reply({ chunks: events(['Line one.\n', '\nLine two', ' and more']).slice(0, 5), delayMs: 5, hang: true });
+  const generation = request({ model, stop: ['\n\n', 'STOP'] });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['stop']);
+  const parts = await collect(adapter, generation);
+  assert.deepEqual(upstream.requests[0].body.stop_sequences, ['STOP'], 'the vendor still gets the stops it accepts');
+  assert.equal(textOf(parts), 'Line one.');
+  assert.deepEqual(finishes(parts), { 0: 'stop' });
+  assert.equal(await upstream.requests[0].closedEarly, true, 'upstream call aborted once stopped');
+  const [usage] = usages(parts);
+  assert.equal(usage.promptTokens, 55, 'prompt tokens from message_start');
+  assert.ok(usage.completionTokens >= 1);
+});
+
+test('stop split inside one event text and the next is caught too', async () => {
+  upstream.reply({ chunks: events(['abc EN', 'D tail']) });
+  const parts = await collect(adapter, request({ model, stop: ['END', ' '] }));
+  assert.equal(textOf(parts), 'abc');
+});
+
+test('prompt list fans out to independent concurrent calls; n emulated; one usage per call', async () => {
+  upstream.always((incoming, response, recorded) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(events([`<${recorded.body.messages[0].content}>`]).join(''));
+  });
+  try {
+    const generation = request({ model, prompt: ['first', 'second'], n: 2 });
+    assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n']);
+    const parts = await collect(adapter, generation);
+    assert.equal(upstream.requests.length, 4);
+    for (const sent of upstream.requests) assert.equal(sent.body.messages.length, 1, 'never one multi-message chat');
+    assert.deepEqual([0, 1, 2, 3].map((choice) => textOf(parts, choice)), ['<first>', '<first>', '<second>', '<second>']);
+    assert.equal(usages(parts).length, 4);
+  } finally {
+    upstream.always({ status: 500, json: {} });
+  }
+});
+
+test('echo without logprobs prepends the prompt', async () => {
+  upstream.reply({ chunks: events([' world']) });
+  const parts = await collect(adapter, request({ model, prompt: 'Hello', echo: true }));
+  assert.equal(textOf(parts), 'Hello world');
+});
+
+test('refusals name the parameter and the vendor; nothing is clamped', () => {
+  const info = modelOf(adapter, model);
+  const cases: Array<[Partial<GenerationRequest>, string]> = [
+    [{ logprobs: 1 }, 'logprobs'], [{ logitBias: { '5': 1 } }, 'logit_bias'], [{ echo: true, logprobs: 0 }, 'logprobs'],
+    [{ temperature: 1.5 }, 'temperature'], [{ seed: 1 }, 'seed'], [{ bestOf: 3, n: 1 }, 'best_of'], [{ suffix: 'x' }, 'suffix'],
+    [{ presencePenalty: 0.3 }, 'presence_penalty'], [{ frequencyPenalty: 1 }, 'frequency_penalty'],
+  ];
+  for (const [overrides, param] of cases) {
+    assert.throws(() => adapter.prepare(request({ model, ...overrides }), info), (error: any) => error.status === 400 && error.param === param && error.message.includes("'anthropic'") && error.message.includes(`'${param}'`), param);
+  }
+  assert.doesNotThrow(() => adapter.prepare(request({ model, temperature: 1 }), info));
+});
+
+test('errors before output map by status; the key never leaks', async () => {
+  const cases: Array<[number, unknown, number, string]> = [
+    [400, { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } }, 400, 'upstream_invalid_request'],
+    [401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } }, 502, 'upstream_auth_failed'],
+    [404, { type: 'error', error: { type: 'not_found_error', message: 'model: claude-nope' } }, 404, 'model_not_found'],
+  ];
+  for (const [status, body, expected, code] of cases) {
+    upstream.reset();
+    upstream.reply({ status, json: body });
+    const { error } = await collectUntilError(adapter, request({ model }));
+    assert.ok(error instanceof VendorError);
+    assert.deepEqual([error.status, error.code], [expected, code]);
+    assert.ok(!error.message.includes(key));
+    assert.match(error.message, /anthropic/);
+    assert.equal(upstream.requests.length, 1, 'client errors are not retried');
+  }
+});
+
+test('529 overloaded is retried, then succeeds', async () => {
+  upstream.reply({ status: 529, json: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }, { chunks: events(['ok']) });
+  const parts = await collect(adapter, request({ model }));
+  assert.equal(upstream.requests.length, 2);
+  assert.equal(textOf(parts), 'ok');
+});
+
+test('error event before output is retried; error event after output is thrown, not retried', async () => {
+  const overloaded = sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error');
+  upstream.reply({ chunks: [events([])[0], overloaded] }, { chunks: events(['fine']) });
+  assert.equal(textOf(await collect(adapter, request({ model }))), 'fine');
+  assert.equal(upstream.requests.length, 2);
+
+  upstream.reset();
+  upstream.reply({ chunks: [...events(['partial']).slice(0, 4), overloaded] });
+  const { parts, error } = await collectUntilError(adapter, request({ model }));
+  assert.equal(textOf(parts), 'partial');
+  assert.ok(error instanceof VendorError);
+  assert.equal(error.status, 502);
+  assert.match(error.message, /anthropic.*Overloaded/);
+  assert.equal(upstream.requests.length, 1);
+});
+
+test('broken event → 502 VendorError', async () => {
+  upstream.reply({ chunks: [...events(['ok']).slice(0, 4), 'event: content_block_delta\ndata: {"type": "content_block_delta", "delta": \n\n'] });
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code], [502, 'upstream_malformed']);
+});
+
+test('client abort: the upstream sees the connection close', async () => {
+  upstream.reply({ chunks: events(['one']).slice(0, 4), hang: true });
+  const controller = new AbortController();
+  const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).value?.type, 'text-delta');
+  const pending = iterator.next();
+  controller.abort();
+  await assert.rejects(pending, (error: any) => error.name === 'AbortError');
+  assert.equal(await upstream.requests[0].closedEarly, true);
+});
+
+test('catalogue and enabling', () => {
+  assert.ok(adapter.listModels().every((info) => info.vendor === 'anthropic' && !info.capabilities.nativeCompletions && !info.exactTokenizer));
+  assert.equal(modelOf(adapter, 'claude-future-9').contextWindow, 131072);
+  assert.match(createAnthropicAdapter(testConfig({})) as string, /ANTHROPIC_API_KEY/);
+});

@@ -1,0 +1,173 @@
+/** The `gemini` vendor against a mock upstream speaking generateContent and streamGenerateContent?alt=sse. */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { createGeminiAdapter } from '../src/vendors/gemini/gemini-adapter.js';
+import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
+import { VendorError } from '../src/vendors/vendor-error.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
+import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+
+const key = 'AIzaSyTestKey0123456789';
+const model = 'gemini-2.5-flash';
+let upstream: MockUpstream;
+let adapter: VendorAdapter;
+
+const candidateChunk = (text: string, finishReason?: string, usage?: Record<string, number>) => ({
+  candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finishReason ? { finishReason } : {}), index: 0 }],
+  usageMetadata: { promptTokenCount: 8, totalTokenCount: 8, ...usage },
+  modelVersion: model,
+  responseId: 'resp-1',
+});
+const stream = (texts: string[], finishReason = 'STOP') => [
+  ...texts.slice(0, -1).map((text) => sse(candidateChunk(text))),
+  sse(candidateChunk(texts[texts.length - 1], finishReason, { promptTokenCount: 8, candidatesTokenCount: 5, cachedContentTokenCount: 4, thoughtsTokenCount: 20, totalTokenCount: 33 })),
+];
+
+before(async () => {
+  upstream = await MockUpstream.start();
+  adapter = adapterOf(createGeminiAdapter(testConfig({ GEMINI_API_KEY: key, GEMINI_BASE_URL: upstream.url }, { gemini: fastTransport })));
+});
+beforeEach(() => upstream.reset());
+after(async () => {
+  await adapter.close?.();
+  await upstream.close();
+});
+
+test('stream: exact outbound request, text, usage with cached and thoughts (= reasoning) tokens', async () => {
+  upstream.reply({ chunks: stream(['Hel', 'lo']) });
+  const generation = request({ model, prompt: 'Greet', maxTokens: 64, temperature: 1.5, topP: 0.8, stop: ['x', 'y'], seed: 9, presencePenalty: 0.1, frequencyPenalty: 0.2 });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, []);
+  const parts = await collect(adapter, generation);
+  const sent = upstream.requests[0];
+  assert.equal(sent.url, `/v1beta/models/${model}:streamGenerateContent?alt=sse`);
+  assert.equal(sent.headers['x-goog-api-key'], key);
+  assert.ok(!sent.url.includes(key), 'key in the header, never the URL');
+  assert.deepEqual(sent.body, {
+    contents: [{ role: 'user', parts: [{ text: 'Greet' }] }],
+    generationConfig: { maxOutputTokens: 64, temperature: 1.5, topP: 0.8, stopSequences: ['x', 'y'], seed: 9, presencePenalty: 0.1, frequencyPenalty: 0.2 },
+  });
+  assert.equal(textOf(parts), 'Hello');
+  assert.deepEqual(finishes(parts), { 0: 'stop' });
+  assert.deepEqual(usages(parts), [{ promptTokens: 8, completionTokens: 25, cachedTokens: 4, reasoningTokens: 20 }]);
+});
+
+test('non-stream: :generateContent, finish reasons mapped', async () => {
+  for (const [reason, expected] of [['MAX_TOKENS', 'length'], ['SAFETY', 'content_filter'], ['STOP', 'stop']]) {
+    upstream.reset();
+    upstream.reply({ json: candidateChunk('whole answer', reason, { candidatesTokenCount: 2 }) });
+    const parts = await collect(adapter, request({ model, stream: false }));
+    assert.equal(upstream.requests[0].url, `/v1beta/models/${model}:generateContent`);
+    assert.equal(textOf(parts), 'whole answer');
+    assert.deepEqual(finishes(parts), { 0: expected });
+    assert.equal(usages(parts)[0].completionTokens, 2);
+  }
+});
+
+test('blocked prompt (no candidates, promptFeedback.blockReason) → content_filter', async () => {
+  upstream.reply({ json: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } } });
+  const parts = await collect(adapter, request({ model, stream: false }));
+  assert.deepEqual(finishes(parts), { 0: 'content_filter' });
+  assert.equal(textOf(parts), '');
+});
+
+test('n emulated with parallel calls (seed + j), prompt list fan-out, echo prepended', async () => {
+  upstream.always((incoming, response, recorded) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end(stream([`(${recorded.body.contents[0].parts[0].text}:${recorded.body.generationConfig.seed})`]).join(''));
+  });
+  try {
+    const generation = request({ model, prompt: ['p', 'q'], n: 3, seed: 100, echo: true });
+    assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n', 'echo']);
+    const parts = await collect(adapter, generation);
+    assert.equal(upstream.requests.length, 6);
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map((choice) => textOf(parts, choice)), ['p(p:100)', 'p(p:101)', 'p(p:102)', 'q(q:100)', 'q(q:101)', 'q(q:102)']);
+    assert.equal(usages(parts).length, 6);
+  } finally {
+    upstream.always({ status: 500, json: {} });
+  }
+});
+
+test('refusals name the parameter and the vendor', () => {
+  const info = modelOf(adapter, model);
+  const cases: Array<[Partial<GenerationRequest>, string]> = [
+    [{ logprobs: 1 }, 'logprobs'], [{ logitBias: { '1': 1 } }, 'logit_bias'], [{ user: 'u' }, 'user'], [{ suffix: 's' }, 'suffix'], [{ bestOf: 2 }, 'best_of'],
+  ];
+  for (const [overrides, param] of cases) {
+    assert.throws(() => adapter.prepare(request({ model, ...overrides }), info), (error: any) => error.status === 400 && error.param === param && error.message.includes("'gemini'"), param);
+  }
+});
+
+test('errors before output: invalid key (400 API_KEY_INVALID) → 502, 404 → model_not_found, 429 RetryInfo → retry-after', async () => {
+  upstream.reply({ status: 400, json: { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }] } } });
+  let { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code], [502, 'upstream_auth_failed']);
+  assert.match(error.message, /GEMINI_API_KEY/);
+
+  upstream.reset();
+  upstream.reply({ status: 404, json: { error: { code: 404, message: 'models/gemini-9 is not found for API version v1beta', status: 'NOT_FOUND' } } });
+  ({ error } = await collectUntilError(adapter, request({ model: 'gemini-9' })));
+  assert.deepEqual([error.status, error.code], [404, 'model_not_found']);
+
+  upstream.reset();
+  upstream.always({ status: 429, json: { error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }] } } });
+  try {
+    ({ error } = await collectUntilError(adapter, request({ model })));
+    assert.deepEqual([error.status, error.retryAfterSeconds, error.headers['retry-after']], [429, 37, '37']);
+    assert.equal(upstream.requests.length, 1, '37 s exceeds maxRetryAfterMs: not waited for');
+  } finally {
+    upstream.always({ status: 500, json: {} });
+  }
+
+  upstream.reset();
+  upstream.reply({ status: 400, json: { error: { code: 400, message: 'Invalid value at generation_config.temperature', status: 'INVALID_ARGUMENT' } } });
+  ({ error } = await collectUntilError(adapter, request({ model })));
+  assert.equal(error.status, 400);
+  assert.equal(error.message, "The 'gemini' vendor rejected the request: Invalid value at generation_config.temperature");
+});
+
+test('500 retried then success', async () => {
+  upstream.reply({ status: 500, json: { error: { code: 500, message: 'Internal error', status: 'INTERNAL' } } }, { chunks: stream(['ok']) });
+  assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');
+  assert.equal(upstream.requests.length, 2);
+});
+
+test('error after output and broken chunk → VendorError from the iterator, not retried', async () => {
+  upstream.reply({ chunks: [sse(candidateChunk('so far')), sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })] });
+  let { parts, error } = await collectUntilError(adapter, request({ model }));
+  assert.equal(textOf(parts), 'so far');
+  assert.ok(error instanceof VendorError);
+  assert.equal(error.status, 502);
+  assert.match(error.message, /gemini.*overloaded/);
+  assert.equal(upstream.requests.length, 1);
+
+  upstream.reset();
+  upstream.reply({ chunks: [sse(candidateChunk('a')), 'data: {"candidates": [{"content": \n\n'] });
+  ({ parts, error } = await collectUntilError(adapter, request({ model })));
+  assert.deepEqual([error.status, error.code], [502, 'upstream_malformed']);
+  assert.equal(upstream.requests.length, 1);
+});
+
+test('client abort: the upstream sees the connection close', async () => {
+  upstream.reply({ chunks: [sse(candidateChunk('one'))], hang: true });
+  const controller = new AbortController();
+  const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).value?.type, 'text-delta');
+  const pending = iterator.next();
+  controller.abort();
+  await assert.rejects(pending, (error: any) => error.name === 'AbortError');
+  assert.equal(await upstream.requests[0].closedEarly, true);
+});
+
+test('idle timeout mid-stream after output → 504 VendorError', async () => {
+  const slow = adapterOf(createGeminiAdapter(testConfig({ GEMINI_API_KEY: key, GEMINI_BASE_URL: upstream.url }, { gemini: { ...fastTransport, idleTimeoutMs: 150 } })));
+  upstream.reply({ chunks: [sse(candidateChunk('start'))], hang: true });
+  const { parts, error } = await collectUntilError(slow, request({ model }));
+  await slow.close?.();
+  assert.equal(textOf(parts), 'start');
+  assert.deepEqual([error.status, error.code], [504, 'upstream_timeout']);
+});
+
+test('catalogue and enabling', () => {
+  assert.ok(adapter.listModels().some((info) => info.id === 'gemini/gemini-2.5-pro' && info.contextWindow === 1_048_576));
+  assert.match(createGeminiAdapter(testConfig({})) as string, /GEMINI_API_KEY/);
+});
