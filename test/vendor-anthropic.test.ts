@@ -200,3 +200,23 @@ test('catalogue and enabling', () => {
   assert.equal(modelOf(adapter, 'claude-future-9').contextWindow, 131072);
   assert.match(createAnthropicAdapter(testConfig({})) as string, /ANTHROPIC_API_KEY/);
 });
+
+test('fan-out: one call failing aborts its siblings (no call outlives the request)', async () => {
+  upstream.always((incoming, response, recorded) => {
+    if (recorded.body.messages[0].content === 'bad') {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'bad prompt' } }));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write(events([])[0]);
+  });
+  try {
+    const { error } = await collectUntilError(adapter, request({ model, prompt: ['good', 'bad'] }));
+    assert.equal(error.status, 400);
+    const sibling = upstream.requests.find((sent) => sent.body.messages[0].content === 'good');
+    assert.equal(await sibling!.closedEarly, true);
+  } finally {
+    upstream.always({ status: 500, json: {} });
+  }
+});

@@ -274,3 +274,22 @@ test('SDK-style base URL ending in /v1 is not doubled', async () => {
   await sdkStyle.close?.();
   assert.equal(upstream.requests[0].url, '/v1/completions');
 });
+
+test('keep-alive: consecutive calls (stream and non-stream) reuse one pooled connection', async () => {
+  upstream.reply(
+    { chunks: [sse(chunk(0, 'a', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] },
+    { json: { choices: [{ index: 0, text: 'b', finish_reason: 'stop' }] } },
+    { chunks: [sse(chunk(0, 'c', 'stop')), 'data: [DONE]\n\n'] },
+  );
+  const fresh = adapterOf(createOpenAIAdapter(testConfig({ OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url }, { openai: fastTransport })));
+  // undici hands a finished connection back to its pool a tick later; a short pause lets it.
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+  await collect(fresh, request({ model: 'davinci-002' }));
+  await pause();
+  await collect(fresh, request({ model: 'davinci-002', stream: false }));
+  await pause();
+  await collect(fresh, request({ model: 'davinci-002' }));
+  await fresh.close?.();
+  const ports = upstream.requests.map((sent) => sent.remotePort);
+  assert.equal(new Set(ports).size, 1, `one socket for all three calls, got ${ports.join(',')}`);
+});

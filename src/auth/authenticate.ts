@@ -1,5 +1,5 @@
 /** Resolves the caller from its headers: key → account, with the optional account selector. */
-import { GatewayError } from '../http/gateway-error.js';
+import { GatewayError, storageUnavailable } from '../http/gateway-error.js';
 import type { Account, Storage } from '../storage/types.js';
 import { parseKey, secretMatches } from './api-keys.js';
 
@@ -34,7 +34,7 @@ export async function authenticate(headers: AuthHeaders, storage: Storage): Prom
   if (!raw) throw unauthorized("No API key: send 'x-api-key: KEY' or 'Authorization: Bearer KEY'.");
   const parsed = parseKey(raw);
   if (!parsed) throw unauthorized('Invalid API key.');
-  const key = await storage.getKeyWithHash(parsed.id);
+  const key = await storage.getKeyWithHash(parsed.id).catch((error: unknown) => { throw storageUnavailable(error); });
   if (!key || !secretMatches(parsed.secret, key.secretHash)) throw unauthorized('Invalid API key.');
   if (key.revokedAt) throw unauthorized('This API key has been revoked.');
   const selected = headers['x-selected-account-id'];
@@ -43,7 +43,7 @@ export async function authenticate(headers: AuthHeaders, storage: Storage): Prom
       status: 403, type: 'permission_error', code: 'account_mismatch',
     });
   }
-  const account = await storage.getAccount(key.accountId);
+  const account = await storage.getAccount(key.accountId).catch((error: unknown) => { throw storageUnavailable(error); });
   if (!account) throw unauthorized('Invalid API key.');
   return { account, keyId: key.id };
 }

@@ -59,3 +59,10 @@ export function unsupportedParameter(param: string, vendor: string, detail?: str
 export function modelNotFound(message: string): GatewayError {
   return new GatewayError(message, { status: 404, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
 }
+
+/** Storage could not be reached: the request cannot be authenticated or metered, so it is refused. */
+export function storageUnavailable(cause: unknown): GatewayError {
+  return new GatewayError('The gateway cannot reach its database right now; retry shortly.', {
+    status: 503, type: 'service_unavailable', code: 'storage_unavailable', cause, headers: { 'retry-after': '1' },
+  });
+}

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
-import { invalidRequest } from './gateway-error.js';
+import { invalidRequest, storageUnavailable } from './gateway-error.js';
 import './fastify-types.js';
 
 const isoInstant = (param: string) =>
@@ -76,7 +76,8 @@ export function registerUsageRoute(app: FastifyInstance, storage: Storage): void
   app.get('/v5/usage', async (request, reply) => {
     const query = parseUsageQuery(request.query);
     const accountId = request.caller!.account.id;
-    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy });
+    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy })
+      .catch((error: unknown) => { throw storageUnavailable(error); });
     if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
     return usageToJson(accountId, query, report);
   });

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: any;
+  /** The client's port: equal ports on consecutive requests mean a reused keep-alive connection. */
+  remotePort: number | undefined;
   /** Resolves true when the client went away before the reply was complete. */
   closedEarly: Promise<boolean>;
 }
@@ -87,7 +89,7 @@ export class MockUpstream {
       let settle: (early: boolean) => void = () => undefined;
       const closedEarly = new Promise<boolean>((resolve) => (settle = resolve));
       response.on('close', () => settle(!response.writableFinished));
-      const recorded: RecordedRequest = { method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, closedEarly };
+      const recorded: RecordedRequest = { method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, remotePort: request.socket.remotePort, closedEarly };
       this.requests.push(recorded);
       this.play(this.replies.shift() ?? this.fallback, request, response, recorded);
     });

@@ -19,7 +19,7 @@ export function planAnthropic(vendor: string, request: GenerationRequest): Gener
     presence_penalty: 'Anthropic has no presence penalty',
     frequency_penalty: 'Anthropic has no frequency penalty',
   });
-  refuseAbove(request, vendor, 'temperature', request.temperature, 1);
+  refuseAbove(vendor, 'temperature', request.temperature, 1);
   return planGeneration(request, {
     promptList: false,
     nativeN: false,

@@ -18,6 +18,6 @@ export function planGemini(vendor: string, request: GenerationRequest): Generati
     suffix: 'Gemini has no insertion mode',
     user: 'Gemini has no end-user field',
   });
-  refuseAbove(request, vendor, 'temperature', request.temperature, 2);
+  refuseAbove(vendor, 'temperature', request.temperature, 2);
   return planGeneration(request, { promptList: false, nativeN: false, nativeEcho: false, maxStops: geminiMaxStops });
 }

@@ -261,9 +261,10 @@ export class LocalSampler {
   /**
    * top_p: the smallest set of most likely tokens whose mass reaches top_p (the token that crosses
    * the threshold included), then a draw inside it. Sorting every candidate would dominate the
-   * step, so weights are first bucketed by binary exponent: buckets are summed from the top until
-   * they reach the target, and only the tokens down to that crossing bucket are sorted. Untouched
-   * tokens are already in order (unigram order) and join bucket by bucket.
+   * step, so weights are bucketed by value (quarter octaves): buckets are summed from the top until
+   * they reach the target; every token above the crossing bucket is in the nucleus, and only the
+   * crossing bucket is sorted to find where inside it the nucleus ends. Untouched tokens are
+   * already in order (unigram order) and join bucket by bucket.
    */
   private sampleNucleus(random: LocalRandom, total: number, tailScale: number): number {
     const workspace = this.workspace;
@@ -278,9 +279,9 @@ export class LocalSampler {
     }
     let rank = 0;
     let crossing = BUCKETS;
-    let cumulative = 0;
+    let above = 0;
     for (let bucket = 0; bucket <= BUCKETS; bucket++) {
-      const lower = bucket === BUCKETS ? 0 : Math.pow(2, -bucket - 1);
+      const lower = bucketLower[bucket];
       for (; rank < order.length; rank++) {
         const token = order[rank];
         if (stamps[token] === currentStamp) continue;
@@ -289,49 +290,76 @@ export class LocalSampler {
         weights[token] = weight;
         bucketMass[bucket] += weight;
       }
-      cumulative += bucketMass[bucket];
-      if (cumulative >= target) {
+      if (bucketMass[bucket] > 0 && above + bucketMass[bucket] >= target) {
         crossing = bucket;
         break;
       }
+      above += bucketMass[bucket];
     }
+    // Sort the crossing bucket only and keep its top part until the nucleus reaches the target.
     let candidates = 0;
     const addCandidate = (token: number): void => {
       floatView[0] = weights[token];
       // Positive float32 bit patterns sort like the floats; the token rides in the low 16 bits.
       sortKeys[candidates++] = floatBits[0] * 65536 + token;
     };
-    for (let index = 0; index < touchedCount; index++) if (bucketOf(weights[touched[index]]) <= crossing) addCandidate(touched[index]);
-    for (let index = 0; index < rank; index++) if (stamps[order[index]] !== currentStamp) addCandidate(order[index]);
+    for (let index = 0; index < touchedCount; index++) if (bucketOf(weights[touched[index]]) === crossing) addCandidate(touched[index]);
+    for (let index = 0; index < rank; index++) {
+      const token = order[index];
+      if (stamps[token] !== currentStamp && bucketOf(weights[token]) === crossing) addCandidate(token);
+    }
     const keys = sortKeys.subarray(0, candidates).sort();
     let count = 0;
-    let mass = 0;
-    for (let index = candidates - 1; index >= 0 && (count === 0 || mass < target); index--) {
+    let mass = above;
+    for (let index = candidates - 1; index >= 0 && (mass < target || (count === 0 && above === 0)); index--) {
       const token = keys[index] % 65536;
       nucleusTokens[count] = token;
       nucleusWeights[count++] = weights[token];
       mass += weights[token];
     }
+    // Draw: first among the tokens above the crossing bucket, then inside its kept part.
     let draw = random.next() * mass;
+    if (draw < above) {
+      for (let index = 0; index < touchedCount; index++) {
+        const token = touched[index];
+        if (bucketOf(weights[token]) >= crossing) continue;
+        draw -= weights[token];
+        if (draw < 0) return token;
+      }
+      for (let index = 0; index < rank; index++) {
+        const token = order[index];
+        if (stamps[token] === currentStamp || bucketOf(weights[token]) >= crossing) continue;
+        draw -= weights[token];
+        if (draw < 0) return token;
+      }
+      draw = 0; // rounding: fall through to the kept part
+    } else draw -= above;
     for (let index = 0; index < count; index++) {
       draw -= nucleusWeights[index];
       if (draw < 0) return nucleusTokens[index];
     }
-    return nucleusTokens[0];
+    return count > 0 ? nucleusTokens[count - 1] : touched[0];
   }
 }
 
-/** Weights are ≤ 1; bucket b holds [2^(−b−1), 2^(−b)), bucket 0 also 1 itself, the last bucket everything smaller. */
-const BUCKETS = 64;
+/** Four buckets per octave below 1: bucket b holds weights in [bucketLower[b], bucketLower[b − 1]); the last holds the rest. */
+const BUCKETS = 256;
 const bucketMass = new Float64Array(BUCKETS + 1);
+const bucketLower = Float64Array.from({ length: BUCKETS + 1 }, (_, bucket) =>
+  bucket === BUCKETS ? 0 : Math.pow(2, -1 - Math.floor(bucket / 4)) * (1 + (3 - (bucket % 4)) / 4),
+);
 const doubleView = new Float64Array(1);
 const doubleWords = new Uint32Array(doubleView.buffer);
 
+/** Bucket of a weight from its binary exponent and top two mantissa bits (no logarithm needed). */
 function bucketOf(weight: number): number {
   if (weight <= 0) return BUCKETS;
+  if (weight >= 1) return 0;
   doubleView[0] = weight;
-  const exponent = ((doubleWords[1] >>> 20) & 0x7ff) - 1023;
-  return Math.min(Math.max(-exponent - 1, 0), BUCKETS);
+  const high = doubleWords[1];
+  const exponent = ((high >>> 20) & 0x7ff) - 1023;
+  const bucket = (-exponent - 1) * 4 + (3 - ((high >>> 18) & 3));
+  return bucket < BUCKETS ? bucket : BUCKETS;
 }
 
 function findCumulative(cumulative: Float64Array, target: number): number {

@@ -34,7 +34,7 @@ export function refuseUnsupported(request: GenerationRequest, vendor: string, un
   }
 }
 
-export function refuseAbove(request: GenerationRequest, vendor: string, param: 'temperature' | 'top_p', value: number | null, max: number): void {
+export function refuseAbove(vendor: string, param: 'temperature' | 'top_p', value: number | null, max: number): void {
   if (value !== null && value > max) throw unsupportedParameter(param, vendor, `its range is 0–${max}, got ${value} (the gateway does not clamp)`);
 }
 
