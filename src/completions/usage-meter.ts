@@ -34,7 +34,7 @@ export class UsageMeter {
 
   /** The settled usage. Estimates count prompts once each and all text produced (echo excluded). */
   settle(model: ModelInfo | null, prompts: PromptInput[], echo: boolean, n: number): MeteredUsage {
-    if (this.reported) return { ...this.reported, estimated: false };
+    if (this.reported) return { ...this.reported, estimated: this.reported.estimated === true };
     if (!model) return { promptTokens: 0, completionTokens: 0, estimated: false };
     let promptTokens = 0;
     const promptTexts: string[] = [];
@@ -70,5 +70,6 @@ function addUsage(sum: Usage | null, usage: Usage): Usage {
     audioCompletionTokens: add(sum.audioCompletionTokens, usage.audioCompletionTokens),
     acceptedPredictionTokens: add(sum.acceptedPredictionTokens, usage.acceptedPredictionTokens),
     rejectedPredictionTokens: add(sum.rejectedPredictionTokens, usage.rejectedPredictionTokens),
+    estimated: sum.estimated === true || usage.estimated === true,
   };
 }

@@ -18,6 +18,8 @@ export interface Usage {
   audioCompletionTokens?: number | null;
   acceptedPredictionTokens?: number | null;
   rejectedPredictionTokens?: number | null;
+  /** True when the adapter had to count some of these itself (e.g. a call it cut short at a stop sequence). */
+  estimated?: boolean;
 }
 
 /** One token with its log probability, as the legacy completions `logprobs` object describes it. */

@@ -7,7 +7,9 @@ export type SseItem =
   | { kind: 'comment'; text: string };
 
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseItem> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  // The DOM typings disagree on BufferSource vs Uint8Array here; the runtime types match.
+  const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
+  const reader = body.pipeThrough(decoder).getReader();
   let buffer = '';
   let event: string | null = null;
   let data: string[] = [];

@@ -44,16 +44,7 @@ export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, 
     }
     return { tokens: prompt.tokens, text: decodeTokens(prompt.tokens) };
   });
-  for (const prompt of prompts) {
-    const requested = prompt.tokens.length + request.maxTokens;
-    if (requested > model.contextWindow) {
-      throw invalidRequest(
-        `This model's maximum context length is ${model.contextWindow} tokens, however you requested ${requested} tokens (${prompt.tokens.length} in your prompt; ${request.maxTokens} for the completion). Please reduce your prompt or completion length.`,
-        'max_tokens',
-        'context_length_exceeded',
-      );
-    }
-  }
+  // The context window is checked once for every vendor by the pipeline (completions/check-context-window.ts).
   const result = { prompts, sampling: samplingSettings(request, ngram) };
   checked.set(request, result);
   return result;

@@ -86,5 +86,6 @@ function estimateUsage(progress: Usage | null, generated: string, shape: CallSha
     completionTokens: Math.max(progress?.completionTokens ?? 0, estimatedCompletion),
     cachedTokens: progress?.cachedTokens ?? null,
     reasoningTokens: progress?.reasoningTokens ?? null,
+    estimated: true,
   };
 }
