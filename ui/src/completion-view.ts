@@ -43,7 +43,8 @@ function tokenSpan(token: string, logprob: number | null | undefined, top: Recor
   span.title = lines.join('\n');
   if (typeof logprob === 'number') {
     span.dataset.logprob = String(logprob);
-    span.style.backgroundColor = `hsl(${Math.round(120 * Math.exp(logprob))} 70% 88%)`;
+    // An underline from red (unlikely) through amber to green (likely): readable text, visible shape.
+    span.style.setProperty('--token-tone', `hsl(${Math.round(120 * Math.exp(logprob))} 75% 48%)`);
   }
   return span;
 }

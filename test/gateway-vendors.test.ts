@@ -1,0 +1,199 @@
+/**
+ * Vendors through the whole gateway: the same chunks as the local vendor, usage always asked for
+ * and stripped when not wanted, emulation header, error mapping before and after output, client
+ * abort metering, keep-alive comments, alias fallback, and disabled vendors.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { MockUpstream, sse } from './support/mock-upstream.js';
+import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+
+const VENDOR_KEY = 'sk-upstream-secret-123456';
+let gateway: TestGateway;
+let openai: MockUpstream;
+let anthropic: MockUpstream;
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-vendors-'));
+
+const transport = { connectTimeoutMs: 1000, idleTimeoutMs: 1500, responseTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 5, retryMaxDelayMs: 20 };
+
+before(async () => {
+  openai = await MockUpstream.start();
+  anthropic = await MockUpstream.start();
+  const configPath = join(dir, 'tollgate.yaml');
+  writeFileSync(configPath, JSON.stringify({
+    vendors: { openai: transport, anthropic: transport },
+    aliases: { resilient: ['openai/gpt-3.5-turbo-instruct', 'anthropic/claude-sonnet-4-5'] },
+  }));
+  gateway = await startTestGateway({
+    OPENAI_API_KEY: VENDOR_KEY, OPENAI_BASE_URL: openai.url,
+    ANTHROPIC_API_KEY: VENDOR_KEY, ANTHROPIC_BASE_URL: anthropic.url,
+    TOLLGATE_CONFIG: configPath.replace(/\.yaml$/, '.yaml'),
+    TOLLGATE_KEEPALIVE_MS: '150',
+  });
+});
+after(async () => {
+  await gateway.stop();
+  await openai.close();
+  await anthropic.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => { openai.reset(); anthropic.reset(); });
+
+const completionChunk = (text: string, finish: string | null = null) => ({ id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] });
+const usageChunk = { id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } };
+
+function anthropicStream(text: string[]): string[] {
+  return [
+    sse({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 4, output_tokens: 1 } } }, 'message_start'),
+    sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
+    ...text.map((piece) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta')),
+    sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
+    sse({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: text.length } }, 'message_delta'),
+    sse({ type: 'message_stop' }, 'message_stop'),
+  ];
+}
+
+describe('openai through the gateway', () => {
+  test('the upstream is always asked for usage; the extra chunk is stripped when the client did not ask', async () => {
+    openai.reply({ chunks: [sse(completionChunk('Hello')), sse(completionChunk(' world', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream: true });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(openai.requests[0].body.stream_options.include_usage, true);
+    assert.equal(openai.requests[0].headers.authorization, `Bearer ${VENDOR_KEY}`);
+    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    assert.ok(chunks.every((chunk) => chunk.choices.length === 1 && !('usage' in chunk)));
+    assert.equal(chunks.map((c) => c.choices[0].text).join(''), 'Hello world');
+    assert.equal(chunks.at(-1).choices[0].finish_reason, 'stop');
+    assert.equal(chunks[0].model, 'openai/gpt-3.5-turbo-instruct');
+    const id = chunks[0].id;
+    const record = await gateway.server.storage.getUsageRecord(id);
+    assert.equal(record?.promptTokens, 3);
+    assert.equal(record?.completionTokens, 2);
+    assert.equal(record?.estimated, false);
+    assert.equal(record?.vendor, 'openai');
+  });
+
+  test('with include_usage the client gets the vendor usage as the final chunk', async () => {
+    openai.reply({ chunks: [sse(completionChunk('Hi', 'length')), sse(usageChunk), 'data: [DONE]\n\n'] });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true, stream_options: { include_usage: true } });
+    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    assert.deepEqual(chunks.at(-1).choices, []);
+    assert.equal(chunks.at(-1).usage.total_tokens, 5);
+  });
+
+  test('vendor 401 → 502 that never reveals the vendor key; the ledger records a vendor error', async () => {
+    openai.reply({ status: 401, json: { error: { message: `Incorrect API key provided: ${VENDOR_KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } } });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' });
+    assert.equal(response.status, 502);
+    assert.ok(!response.text.includes(VENDOR_KEY));
+    assert.match(response.body.error.message, /openai/);
+    const [record] = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 1 });
+    assert.equal(record.outcome, 'vendor_error');
+    assert.equal(record.status, 502);
+  });
+
+  test('vendor 429 → 429 with retry-after', async () => {
+    openai.reply({ status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down', type: 'rate_limit' } } });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' });
+    assert.equal(response.status, 429);
+    assert.equal(response.headers.get('retry-after'), '7');
+  });
+
+  test('an error after output began is an SSE error event in the error shape, never a silent cut; tokens so far are metered', async () => {
+    openai.reply({ chunks: [sse(completionChunk('Partial answer that'))], destroyAfter: true });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true });
+    assert.equal(response.status, 200);
+    const events = parseSse(response.text);
+    const last = JSON.parse(events.at(-1)!.data);
+    assert.ok(last.error, response.text);
+    assert.deepEqual(Object.keys(last.error).sort(), ['code', 'message', 'param', 'type']);
+    assert.ok(!response.text.includes('[DONE]'));
+    const id = JSON.parse(events[0].data).id;
+    const record = await gateway.server.storage.getUsageRecord(id);
+    assert.equal(record?.outcome, 'vendor_error');
+    assert.ok((record?.completionTokens ?? 0) > 0, 'partial output is metered');
+    assert.equal(record?.estimated, true);
+  });
+
+  test('a client that disconnects mid-stream aborts the upstream and the tokens so far are recorded as cancelled', async () => {
+    openai.reply({ chunks: [sse(completionChunk('one ')), sse(completionChunk('two ')), sse(completionChunk('three ')), sse(completionChunk('four '))], delayMs: 300 });
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url}/v5/completions`, {
+      method: 'POST', signal: controller.signal,
+      headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
+      body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'count', stream: true }),
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const id = JSON.parse(first.split('\n').find((line) => line.startsWith('data: {'))!.slice(6)).id;
+    controller.abort();
+    assert.equal(await openai.requests[0].closedEarly, true, 'upstream request aborted');
+    let record = null;
+    for (let i = 0; i < 50 && !record; i++) {
+      record = await gateway.server.storage.getUsageRecord(id);
+      if (!record) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(record?.outcome, 'cancelled');
+    assert.ok((record?.completionTokens ?? 0) > 0);
+  });
+
+  test('keep-alive comments flow while the upstream is silent', async () => {
+    openai.reply({ chunks: [sse(completionChunk('slow')), sse(completionChunk(' reply', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'], delayMs: 500 });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true });
+    assert.match(response.text, /^: ping$/m);
+    assert.ok(response.text.endsWith('event: done\ndata: [DONE]\n\n'));
+  });
+});
+
+describe('chat-only vendors and fallbacks', () => {
+  test('anthropic: P prompts × n fan out to independent calls, header says what was emulated, chunks look like local ones', async () => {
+    anthropic.always({ chunks: anthropicStream(['Good', ' day']) });
+    const response = await post(gateway, '/v5/completions', { model: 'anthropic/claude-sonnet-4-5', prompt: ['First', 'Second'], n: 2, max_tokens: 10, stream: true, stream_options: { include_usage: true } });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(anthropic.requests.length, 4);
+    for (const request of anthropic.requests) assert.equal(request.body.messages.length, 1);
+    assert.deepEqual(anthropic.requests.map((r) => r.body.messages[0].content).sort(), ['First', 'First', 'Second', 'Second']);
+    assert.match(response.headers.get('x-tollgate-emulated') ?? '', /\bn\b/);
+    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const byChoice = new Map<number, string>();
+    for (const chunk of chunks) for (const choice of chunk.choices) byChoice.set(choice.index, (byChoice.get(choice.index) ?? '') + choice.text);
+    assert.deepEqual([...byChoice.keys()].sort(), [0, 1, 2, 3]);
+    assert.ok([...byChoice.values()].every((text) => text === 'Good day'));
+    assert.equal(chunks.at(-1).usage.prompt_tokens, 16);
+    assert.equal(chunks.at(-1).usage.completion_tokens, 8);
+  });
+
+  test('anthropic refuses logprobs with a 400 naming the parameter and the vendor, before any call', async () => {
+    const response = await post(gateway, '/v5/completions', { model: 'anthropic/claude-sonnet-4-5', prompt: 'x', logprobs: 2 });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error.param, 'logprobs');
+    assert.match(response.body.error.message, /anthropic/);
+    assert.equal(anthropic.requests.length, 0);
+  });
+
+  test('an alias falls back to the next target when the first fails before output', async () => {
+    openai.always({ status: 503, json: { error: { message: 'overloaded' } } });
+    anthropic.always({ json: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Fallback' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } } });
+    const response = await post(gateway, '/v5/completions', { model: 'resilient', prompt: 'x', max_tokens: 5 });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.choices[0].text, 'Fallback');
+    assert.equal(response.body.model, 'resilient');
+    assert.ok(openai.requests.length >= 1);
+    const record = await gateway.server.storage.getUsageRecord(response.body.id);
+    assert.equal(record?.vendor, 'anthropic');
+    openai.always({ status: 500, json: { error: { message: 'no reply scripted' } } });
+  });
+
+  test('a vendor without its key is not offered and says which variable enables it', async () => {
+    const response = await post(gateway, '/v5/completions', { model: 'gemini/gemini-2.5-flash', prompt: 'x' });
+    assert.equal(response.status, 404);
+    assert.equal(response.body.error.code, 'model_not_found');
+    assert.match(response.body.error.message, /GEMINI_API_KEY/);
+    const models = await fetch(`${gateway.url}/v5/models`, { headers: { 'x-api-key': gateway.key } }).then((r) => r.json());
+    assert.ok(!models.data.some((m: any) => m.id.startsWith('gemini/')));
+    assert.ok(models.data.some((m: any) => m.id.startsWith('anthropic/')));
+  });
+});
