@@ -11,6 +11,7 @@ import { registerCompletionsRoute, finishQuietly } from './http/completions-rout
 import { toErrorResponse } from './http/error-mapper.js';
 import { GatewayError } from './http/gateway-error.js';
 import { registerModelsRoute } from './http/models-route.js';
+import { registerOpenApiRoute } from './http/openapi-route.js';
 import { requestIdFor } from './http/request-id.js';
 import { registerUsageRoute } from './http/usage-route.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
@@ -55,6 +56,7 @@ export function buildApp(dependencies: AppDependencies): App {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
+  server.addHook('onClose', async () => metrics.close());
   server.decorateRequest('caller', null);
   server.decorateRequest('completionRun', null);
 
@@ -93,6 +95,8 @@ export function buildApp(dependencies: AppDependencies): App {
   server.get('/metrics', async (_request, reply) => {
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+
+  registerOpenApiRoute(server);
 
   server.register(async (v5) => {
     v5.addHook('onRequest', async (request) => {

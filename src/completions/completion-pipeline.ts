@@ -44,6 +44,8 @@ export class CompletionRun {
   private finished = false;
   /** Whether any upstream work began; a request refused before that used no tokens. */
   private generationStarted = false;
+  /** performance.now() when the vendor call began; the gateway's own overhead is the time before it. */
+  generationStartedAt: number | null = null;
   /** The usage the ledger recorded, once finished. */
   settledUsage: MeteredUsage | null = null;
   private readonly pipeline: CompletionPipeline;
@@ -85,6 +87,7 @@ export class CompletionRun {
   async *generate(signal: AbortSignal): AsyncGenerator<StreamPart> {
     const parsed = this.parsed!;
     this.generationStarted = true;
+    this.generationStartedAt = performance.now();
     for (;;) {
       const target = this.target!;
       const iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();

@@ -25,6 +25,7 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
       metrics.requests.inc({ vendor, model: run.target ? model : 'invalid', status: String(status) });
       metrics.latency.observe({ vendor, stream: String(run.parsed?.stream ?? false) }, seconds);
       if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.observe({ vendor }, run.meter.firstTokenAt / 1000);
+      if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
       const usage = run.settledUsage;
       if (usage) {
         metrics.tokens.inc({ account: run.caller.account.id, model, kind: 'prompt' }, usage.promptTokens);

@@ -3,6 +3,7 @@
  * streams) with exponential backoff and jitter, honouring the vendor's retry-after — but only while
  * the call has yielded nothing the client could have seen. Once output began, a failure is final.
  */
+import { reportUpstreamRetry } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
 import { sleep } from './abort.js';
 import type { CallPart } from './call-part.js';
@@ -28,6 +29,7 @@ export async function* withRetry(attempt: () => AsyncIterable<CallPart>, options
       if (output || signal.aborted || !(error instanceof VendorError) || !error.retryable || retry >= options.maxRetries) throw error;
       const delay = retryDelay(error, retry, options);
       if (delay === null) throw error;
+      reportUpstreamRetry(error.vendor);
       await sleep(delay, signal);
     }
   }

@@ -5,6 +5,7 @@
  * returned half-read to the pool).
  */
 import { Agent, type Dispatcher } from 'undici';
+import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
 import { mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
@@ -70,6 +71,7 @@ export class UpstreamClient {
   async open(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { transport, vendor } = this.options;
     let response: Dispatcher.ResponseData;
+    const started = performance.now();
     try {
       response = await this.agent.request({
         origin: request.url.origin,
@@ -83,8 +85,11 @@ export class UpstreamClient {
       });
     } catch (error) {
       if (request.signal.aborted) throw abortReason(request.signal);
-      throw mapTransportError(vendor, error);
+      const mapped = mapTransportError(vendor, error);
+      reportUpstreamCall(vendor, (performance.now() - started) / 1000, mapped.code ?? 'transport_error');
+      throw mapped;
     }
+    reportUpstreamCall(vendor, (performance.now() - started) / 1000, String(response.statusCode));
     if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers: response.headers, body: response.body };
     const text = await readLimited(response.body, errorBodyLimit).catch(() => '');
     if (request.signal.aborted) throw abortReason(request.signal);

@@ -1,0 +1,77 @@
+/** GET /openapi.json: an OpenAPI 3.1 document generated from the schemas that validate requests. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { completionRequestSchema } from '../completions/completion-request-schema.js';
+import { completionChunkSchema, completionSchema, errorSchema } from '../completions/completion-response-schema.js';
+import { usageQuerySchema } from './usage-route.js';
+
+export function buildOpenApiDocument(version: string): Record<string, unknown> {
+  const schema = (type: z.ZodType) => z.toJSONSchema(type, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+  const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const query = schema(usageQuerySchema) as { properties: Record<string, unknown> };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Tollgate', version, description: 'An LLM gateway for the legacy text-completions API.' },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        bearer: { type: 'http', scheme: 'bearer' },
+      },
+      schemas: {
+        CompletionRequest: schema(completionRequestSchema),
+        Completion: schema(completionSchema),
+        CompletionChunk: schema(completionChunkSchema),
+        Error: schema(errorSchema),
+      },
+    },
+    security: [{ apiKey: [] }, { bearer: [] }],
+    paths: {
+      '/v5/completions': {
+        post: {
+          summary: 'Generate a legacy text completion from a prompt',
+          parameters: [{ name: 'x-selected-account-id', in: 'header', required: false, schema: { type: 'string' } }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CompletionRequest' } } } },
+          responses: {
+            200: {
+              description: 'A text_completion object, or server-sent events of CompletionChunk when `stream` is true (ending `event: done` then `data: [DONE]`).',
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/Completion' } },
+                'text/event-stream': { schema: { $ref: '#/components/schemas/CompletionChunk' } },
+              },
+            },
+            400: errorResponse('Invalid request; `param` names the field.'),
+            401: errorResponse('Missing or invalid API key.'),
+            403: errorResponse('x-selected-account-id does not match the key.'),
+            404: errorResponse('Unknown vendor or model (model_not_found).'),
+            413: errorResponse('Body too large.'),
+            415: errorResponse('Not application/json.'),
+            429: errorResponse('Rate limit (rate_limit_exceeded) or budget (insufficient_quota).'),
+            502: errorResponse('The vendor failed.'),
+            503: errorResponse('Storage or rate-limit state unavailable.'),
+            504: errorResponse('The vendor timed out.'),
+          },
+        },
+      },
+      '/v5/models': { get: { summary: 'Models the caller can use', responses: { 200: { description: 'OpenAI list of models with context_window and capabilities.' } } } },
+      '/v5/usage': {
+        get: {
+          summary: "The caller's account usage",
+          parameters: Object.entries(query.properties).map(([name, property]) => ({ name, in: 'query', required: false, schema: property })),
+          responses: { 200: { description: 'Totals and groups (JSON) or CSV.' }, 400: errorResponse('Invalid query.') },
+        },
+      },
+      '/health': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'ok' } } } },
+      '/ready': { get: { summary: 'Storage reachable and vendors configured', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'storage unreachable' } } } },
+      '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition format' } } } },
+    },
+  };
+}
+
+export function registerOpenApiRoute(app: FastifyInstance): void {
+  let document: string | null = null;
+  app.get('/openapi.json', async (_request, reply) => {
+    document ??= JSON.stringify(buildOpenApiDocument('0.1.0'));
+    return reply.type('application/json; charset=utf-8').send(document);
+  });
+}

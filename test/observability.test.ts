@@ -1,0 +1,69 @@
+/** Metrics, request logs, OpenAPI, and the response contract checked against its own schemas. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { completionChunkSchema, completionSchema, errorSchema } from '../src/completions/completion-response-schema.js';
+import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+
+let gateway: TestGateway;
+const model = 'local/tollgate-small';
+before(async () => { gateway = await startTestGateway(); });
+after(() => gateway.stop());
+
+describe('observability', () => {
+  test('responses match the documented schemas exactly', async () => {
+    const plain = await post(gateway, '/v5/completions', { model, prompt: ['One', 'Two'], n: 2, max_tokens: 4, logprobs: 2, echo: true });
+    assert.equal(plain.status, 200);
+    completionSchema.parse(plain.body);
+    const streamed = await post(gateway, '/v5/completions', { model, prompt: 'Three', max_tokens: 4, logprobs: 1, stream: true, stream_options: { include_usage: true } });
+    for (const event of parseSse(streamed.text).filter((e) => e.event === null)) completionChunkSchema.parse(JSON.parse(event.data));
+    const error = await post(gateway, '/v5/completions', { model, prompt: 'x', n: 0 });
+    errorSchema.parse(error.body);
+  });
+
+  test('GET /metrics exposes requests, tokens, latency, time to first token, overhead, streams and ledger writes', async () => {
+    await post(gateway, '/v5/completions', { model, prompt: 'Metrics please', max_tokens: 3 });
+    await post(gateway, '/v5/completions', { model, prompt: 'Streamed', max_tokens: 3, stream: true });
+    const response = await fetch(`${gateway.url}/metrics`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /text\/plain/);
+    const text = await response.text();
+    assert.match(text, /tollgate_requests_total\{vendor="local",model="local\/tollgate-small",status="200"\} \d+/);
+    assert.match(text, new RegExp(`tollgate_tokens_total\\{account="${gateway.accountId}",model="local/tollgate-small",kind="completion"\\} \\d+`));
+    for (const name of ['tollgate_request_duration_seconds_bucket', 'tollgate_time_to_first_token_seconds_bucket', 'tollgate_gateway_overhead_seconds_bucket', 'tollgate_in_flight_streams', 'tollgate_ledger_write_seconds_bucket', 'tollgate_upstream_latency_seconds', 'tollgate_upstream_retries_total', 'process_resident_memory_bytes']) {
+      assert.ok(text.includes(name), name);
+    }
+    assert.match(text, /tollgate_in_flight_streams 0/);
+  });
+
+  test('one JSON log line per request with id, account, key, model, status, tokens and timings; no secrets or prompts', async () => {
+    const secretPrompt = 'my very private prompt text 7781';
+    const response = await post(gateway, '/v5/completions', { model, prompt: secretPrompt, max_tokens: 2 });
+    const line = gateway.logs.find((entry) => entry.requestId === response.body.id);
+    assert.ok(line, 'a log line for the request');
+    for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs']) assert.ok(field in line!, field);
+    assert.equal(line!.status, 200);
+    assert.equal(gateway.logs.filter((entry) => entry.requestId === response.body.id).length, 1);
+    const all = gateway.rawLogs.join('\n');
+    assert.ok(!all.includes(gateway.key), 'no API key in logs');
+    assert.ok(!all.includes(secretPrompt), 'no prompt text in logs');
+  });
+
+  test('GET /openapi.json is an OpenAPI 3.1 document built from the validation schemas', async () => {
+    const response = await get(gateway, '/openapi.json');
+    assert.equal(response.status, 200);
+    assert.equal(response.body.openapi, '3.1.0');
+    const request = response.body.components.schemas.CompletionRequest;
+    assert.equal(request.additionalProperties, false);
+    for (const field of ['model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n', 'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user']) {
+      assert.ok(field in request.properties, field);
+    }
+    assert.deepEqual(request.required.sort(), ['model', 'prompt']);
+    assert.ok(response.body.paths['/v5/completions'].post);
+  });
+
+  test('/ready reports storage and the configured vendors', async () => {
+    const response = await get(gateway, '/ready');
+    assert.equal(response.status, 200);
+    assert.ok(response.body.vendors.includes('local'));
+  });
+});
