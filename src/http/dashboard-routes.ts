@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, extname, join, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -33,7 +33,8 @@ export interface DashboardRouteOptions {
 /** Where `vite build --config ui/vite.config.ts` writes, whether we run from dist/ or from src/. */
 export function defaultUiDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const packageRoot = here.split(sep).includes('dist') ? resolve(here, '..', '..', '..') : resolve(here, '..', '..');
+  // Compiled: <root>/dist/src/http; from source (tsx and the like): <root>/src/http.
+  const packageRoot = basename(resolve(here, '..', '..')) === 'dist' ? resolve(here, '..', '..', '..') : resolve(here, '..', '..');
   return join(packageRoot, 'dist', 'ui');
 }
 

@@ -49,6 +49,16 @@ function tokenSpan(token: string, logprob: number | null | undefined, top: Recor
   return span;
 }
 
+function logprobLegend(): HTMLElement {
+  const swatch = (hue: number) => {
+    const mark = el('i');
+    mark.style.background = `hsl(${hue} 75% 48%)`;
+    return mark;
+  };
+  return el('div', { class: 'legend' }, el('span', null, swatch(120), 'likely'), el('span', null, swatch(40), 'less likely'),
+    el('span', null, swatch(0), 'unlikely'), el('span', null, 'Hover a token for its logprob and the top alternatives.'));
+}
+
 export class CompletionView {
   private readonly panels = new Map<number, ChoicePanel>();
   /** Text events rendered so far, across choices. */
@@ -90,6 +100,7 @@ export class CompletionView {
     const panel = this.panel(choice.index);
     const tokens = choice.logprobs?.tokens;
     if (tokens && tokens.length > 0) {
+      if (!this.choices.querySelector('.legend')) this.choices.prepend(logprobLegend());
       const fragment = document.createDocumentFragment();
       tokens.forEach((token, position) => fragment.append(tokenSpan(token, choice.logprobs?.token_logprobs?.[position], choice.logprobs?.top_logprobs?.[position])));
       panel.text.append(fragment);

@@ -10,7 +10,8 @@ export interface Names {
 
 export function namesFor(accounts: Account[], keys: KeyInfo[]): Names {
   const accountNames = new Map(accounts.map((account) => [account.id, account.name]));
-  const keyNames = new Map(keys.map((key) => [key.id, key.name ? `${key.name} (${key.prefix}…)` : `${key.prefix}…`]));
+  const short = (prefix: string) => `${prefix.slice(0, 8)}…`;
+  const keyNames = new Map(keys.map((key) => [key.id, key.name ? `${key.name} (${short(key.prefix)})` : short(key.prefix)]));
   return {
     account: (id) => (id ? accountNames.get(id) ?? id : '—'),
     key: (id) => (id ? keyNames.get(id) ?? id : 'no key'),

@@ -71,7 +71,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     const unit = metric === 'requests' ? 'requests' : 'tokens';
     modelTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by model`;
     keyTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by key`;
-    updateUsageChart(charts.model, data.series, datasetsFor(data.series, 'by_model', metric, (group) => group || '(none)'));
+    updateUsageChart(charts.model, data.series, datasetsFor(data.series, 'by_model', metric, (group) => group || '(no model)'));
     updateUsageChart(charts.key, data.series, datasetsFor(data.series, 'by_key', metric, names.key));
     limitsCard.replaceChildren(el('h2', null, 'Budgets and rate limits'), limitsView(data.limits, names, showAccount));
     recentCard.replaceChildren(el('h2', null, 'Recent requests'), recentView(data.recent, names, showAccount));
