@@ -1,0 +1,70 @@
+/** Admin endpoints behind TOLLGATE_ADMIN_KEY: any account's usage, accounts, keys, budgets, limits. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { get, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+
+const ADMIN = 'admin-secret-for-tests-0042';
+let gateway: TestGateway;
+before(async () => { gateway = await startTestGateway({ TOLLGATE_ADMIN_KEY: ADMIN, TOLLGATE_POLICY_CACHE_MS: '60000' }); });
+after(() => gateway.stop());
+
+async function put(path: string, body: unknown, key = ADMIN) {
+  const response = await fetch(`${gateway.url}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+  return { status: response.status, body: await response.json() as any };
+}
+
+describe('admin API', () => {
+  test('needs the admin key; an account key is not enough', async () => {
+    assert.equal((await get(gateway, '/admin/accounts', { 'x-api-key': '' })).status, 401);
+    assert.equal((await get(gateway, '/admin/accounts')).status, 401, 'an account key is refused');
+    assert.equal((await get(gateway, '/admin/accounts', { 'x-api-key': `${ADMIN}x` })).status, 401);
+    const ok = await get(gateway, '/admin/accounts', { 'x-api-key': '', authorization: `Bearer ${ADMIN}` });
+    assert.equal(ok.status, 200);
+  });
+
+  test('creates accounts and keys, reads any account usage, sets budgets and limits that take effect at once', async () => {
+    const account = await post(gateway, '/admin/accounts', { name: 'team-admin' }, { 'x-api-key': ADMIN });
+    assert.equal(account.status, 201);
+    const duplicate = await post(gateway, '/admin/accounts', { name: 'team-admin' }, { 'x-api-key': ADMIN });
+    assert.equal(duplicate.status, 409);
+    const key = await post(gateway, '/admin/keys', { account_id: account.body.id, name: 'svc' }, { 'x-api-key': ADMIN });
+    assert.equal(key.status, 201);
+    assert.match(key.body.key, /^tg_/);
+    const completion = await post(gateway, '/v5/completions', { model: 'local/tollgate-small', prompt: 'Hello', max_tokens: 3 }, { 'x-api-key': key.body.key });
+    assert.equal(completion.status, 200);
+
+    const usage = await get(gateway, `/admin/usage?account_id=${account.body.id}&group_by=model`, { 'x-api-key': ADMIN });
+    assert.equal(usage.status, 200);
+    assert.equal(usage.body.totals.total_tokens, completion.body.usage.total_tokens);
+    const everyone = await get(gateway, '/admin/usage', { 'x-api-key': ADMIN });
+    assert.ok(everyone.body.totals.requests >= 1);
+
+    const budget = await put('/admin/budgets', { account_id: account.body.id, tokens: 5, period: 'day' });
+    assert.equal(budget.status, 200);
+    const refused = await post(gateway, '/v5/completions', { model: 'local/tollgate-small', prompt: 'Hello', max_tokens: 3 }, { 'x-api-key': key.body.key });
+    assert.equal(refused.status, 429, 'the admin change bypasses the policy cache');
+    assert.equal(refused.body.error.code, 'insufficient_quota');
+
+    const limits = await put('/admin/limits', { key_id: key.body.id, rpm: 1 });
+    assert.equal(limits.status, 200);
+    assert.equal(limits.body.rpm, 1);
+  });
+
+  test('bad admin input is a 400 naming the field', async () => {
+    const response = await put('/admin/budgets', { account_id: 'acct_x', tokens: -1, period: 'day' });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error.param, 'tokens');
+    const both = await put('/admin/limits', { account_id: 'a', key_id: 'b', rpm: 1 });
+    assert.equal(both.status, 400);
+  });
+
+  test('without TOLLGATE_ADMIN_KEY the admin endpoints do not exist', async () => {
+    const plain = await startTestGateway();
+    try {
+      const response = await get(plain, '/admin/accounts', { 'x-api-key': ADMIN });
+      assert.equal(response.status, 404);
+    } finally {
+      await plain.stop();
+    }
+  });
+});
