@@ -1,0 +1,68 @@
+/**
+ * `serve --workers 2` without Redis: the primary holds the counters, so two workers enforce one
+ * limit and one budget, never twice as much.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { generateKey } from '../src/auth/api-keys.js';
+import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
+import type { Storage } from '../src/storage/types.js';
+import { spawnGateway, type GatewayProcess } from './support/gateway-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-'));
+let gateway: GatewayProcess;
+let storage: Storage;
+
+before(async () => {
+  const dbPath = join(dir, 'tollgate.db');
+  gateway = await spawnGateway({ DATABASE_URL: `sqlite:${dbPath}`, TOLLGATE_POLICY_CACHE_MS: '0' }, ['serve', '--workers', '2']);
+  storage = createSqliteStorage(dbPath);
+});
+after(async () => {
+  gateway.child.kill('SIGTERM');
+  await gateway.exited;
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function account() {
+  const created = await storage.createAccount(`c-${Math.random().toString(36).slice(2)}`);
+  const key = generateKey();
+  await storage.createKey({ id: key.id, accountId: created.id, name: null, prefix: key.prefix, secretHash: key.secretHash });
+  return { accountId: created.id, key: key.key };
+}
+
+const call = (key: string, body: Record<string, unknown> = {}) =>
+  fetch(`${gateway.url}/v5/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key, connection: 'close' },
+    body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1, ...body }),
+  }).then(async (response) => ({ status: response.status, body: await response.json() as any }));
+
+describe('two workers, no Redis', () => {
+  test('the workers really are two processes answering', async () => {
+    assert.match(gateway.stdout(), /\(2 workers\)/);
+  });
+
+  test('rpm R lets exactly R through across the workers', async () => {
+    const { accountId, key } = await account();
+    await storage.setRateLimit({ accountId, keyId: null, rpm: 8, tpm: null });
+    const results = await Promise.all(Array.from({ length: 24 }, () => call(key)));
+    assert.equal(results.filter((r) => r.status === 200).length, 8);
+    assert.equal(results.filter((r) => r.status === 429).length, 16);
+  });
+
+  test('a budget is overshot by 0 tokens under 50 concurrent requests', async () => {
+    const { accountId, key } = await account();
+    await storage.setBudget({ accountId, keyId: null, tokens: 250, period: 'total' });
+    const results = await Promise.all(Array.from({ length: 50 }, () => call(key, { max_tokens: 10, temperature: 1 })));
+    const ok = results.filter((r) => r.status === 200);
+    assert.ok(ok.length > 0 && ok.length < 50);
+    const used = await storage.sumTokens({ accountId });
+    assert.ok(used <= 250, `used ${used}`);
+    assert.equal(used, ok.reduce((sum, r) => sum + r.body.usage.total_tokens, 0));
+  });
+});
