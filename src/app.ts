@@ -8,6 +8,7 @@ import type { Config } from './config/config.js';
 import { completionId } from './completions/completion-id.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
 import { registerCompletionsRoute, finishQuietly } from './http/completions-route.js';
+import { answerClientError } from './http/client-error.js';
 import { toErrorResponse } from './http/error-mapper.js';
 import { GatewayError } from './http/gateway-error.js';
 import { registerModelsRoute } from './http/models-route.js';
@@ -52,6 +53,9 @@ export function buildApp(dependencies: AppDependencies): App {
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
     requestTimeout: 0,
+    // Slowloris: a connection that never finishes its headers is dropped (Node checks about every second).
+    http: { headersTimeout: config.headersTimeoutMs ?? 20_000, connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs ?? 20_000) },
+    clientErrorHandler: answerClientError,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -25,6 +25,8 @@ export interface Config {
   keepAliveIntervalMs: number;
   /** How long SIGTERM waits for in-flight requests, in ms (default 30000). */
   shutdownGraceMs: number;
+  /** A client must finish its request headers within this, ms (TOLLGATE_HEADERS_TIMEOUT_MS, default 20000; slowloris bound). */
+  headersTimeoutMs: number;
   /** How long budgets and rate limits read from storage are reused, ms (TOLLGATE_POLICY_CACHE_MS, default 1000). */
   policyCacheMs: number;
   /** Allowed CORS origins; empty = CORS off. */
@@ -74,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: file.bodyLimitBytes ?? 4 * 1024 * 1024,
     keepAliveIntervalMs: parsePositive(env.TOLLGATE_KEEPALIVE_MS, 'TOLLGATE_KEEPALIVE_MS') ?? file.keepAliveIntervalMs ?? 15_000,
     shutdownGraceMs: parsePositive(env.TOLLGATE_SHUTDOWN_GRACE_MS, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? file.shutdownGraceMs ?? 30_000,
+    headersTimeoutMs: parsePositive(env.TOLLGATE_HEADERS_TIMEOUT_MS, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? 20_000,
     policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),

@@ -8,7 +8,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
-import { mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
+import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
 
 export type ResponseBody = Dispatcher.ResponseData['body'];
@@ -29,6 +29,8 @@ export interface UpstreamResponse {
   status: number;
   headers: ResponseHeaders;
   body: ResponseBody;
+  /** The whole-answer deadline, cleared once the body is read (or a stream's first event came). */
+  deadline?: Deadline;
 }
 
 /** What a vendor's error body says, in that vendor's format. */
@@ -70,8 +72,11 @@ export class UpstreamClient {
 
   async open(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { transport, vendor } = this.options;
+    // Idle timeouts reset on every byte, so a slow drip would never trip them: a second, whole-answer
+    // deadline bounds a non-stream call (headers + body) and a stream's wait for its first event.
+    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }));
+    const signal = AbortSignal.any([request.signal, deadline.signal]);
     let response: Dispatcher.ResponseData;
-    const started = performance.now();
     try {
       response = await this.agent.request({
         origin: request.url.origin,
@@ -79,19 +84,19 @@ export class UpstreamClient {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
         body: JSON.stringify(request.body),
-        signal: request.signal,
+        signal,
         headersTimeout: request.streaming ? transport.idleTimeoutMs : transport.responseTimeoutMs,
         bodyTimeout: transport.idleTimeoutMs,
       });
     } catch (error) {
+      deadline.clear();
       if (request.signal.aborted) throw abortReason(request.signal);
-      const mapped = mapTransportError(vendor, error);
-      reportUpstreamCall(vendor, (performance.now() - started) / 1000, mapped.code ?? 'transport_error');
-      throw mapped;
+      if (deadline.expired) throw deadline.error;
+      throw mapTransportError(vendor, error);
     }
-    reportUpstreamCall(vendor, (performance.now() - started) / 1000, String(response.statusCode));
-    if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers: response.headers, body: response.body };
+    if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers: response.headers, body: response.body, deadline };
     const text = await readLimited(response.body, errorBodyLimit).catch(() => '');
+    deadline.clear();
     if (request.signal.aborted) throw abortReason(request.signal);
     const extracted = safeExtract(this.options.extractError, text);
     throw this.failure(extracted.status ?? response.statusCode, extracted.message, request.model, parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null);
@@ -110,25 +115,46 @@ export class UpstreamClient {
     });
   }
 
-  /** Reads a whole (non-stream) body as text, mapping transport failures. */
+  /** Reads a whole (non-stream) body as text, at most `maxResponseBytes`, mapping transport failures. */
   async readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
+    const limit = this.options.transport.maxResponseBytes;
     try {
-      return await response.body.text();
+      const parts: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        if (size > limit) throw malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`);
+        parts.push(chunk as Buffer);
+      }
+      return Buffer.concat(parts).toString('utf8');
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
-      throw mapTransportError(this.options.vendor, error);
-    }
-  }
-
-  /** The body as chunks, mapping transport failures; stopping early destroys the socket. */
-  async *chunks(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of response.body) yield chunk as Buffer;
-    } catch (error) {
-      if (signal.aborted) throw abortReason(signal);
+      if (response.deadline?.expired) throw response.deadline.error;
       if (error instanceof VendorError) throw error;
       throw mapTransportError(this.options.vendor, error);
     } finally {
+      response.deadline?.clear();
+      if (!response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  /**
+   * The body as chunks, mapping transport failures; stopping early destroys the socket. The
+   * whole-answer deadline ends at the first chunk carrying an SSE `data:` field (comments do not count).
+   */
+  async *chunks(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of response.body) {
+        if (response.deadline && !response.deadline.cleared && (chunk as Buffer).includes('data:')) response.deadline.clear();
+        yield chunk as Buffer;
+      }
+    } catch (error) {
+      if (signal.aborted) throw abortReason(signal);
+      if (response.deadline?.expired) throw response.deadline.error;
+      if (error instanceof VendorError) throw error;
+      throw mapTransportError(this.options.vendor, error);
+    } finally {
+      response.deadline?.clear();
       if (!response.body.destroyed) response.body.destroy();
     }
   }
@@ -157,5 +183,42 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
     return extract(text);
   } catch {
     return { message: null };
+  }
+}
+
+/** A one-shot, unref'd timer that aborts its signal with a timeout VendorError. */
+export class Deadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | null;
+  private failure: VendorError | null = null;
+
+  constructor(milliseconds: number, makeError: () => VendorError) {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.failure = makeError();
+      this.controller.abort(this.failure);
+    }, milliseconds);
+    this.timer.unref();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.failure !== null;
+  }
+
+  get cleared(): boolean {
+    return this.timer === null;
+  }
+
+  get error(): VendorError {
+    return this.failure!;
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 }

@@ -1,0 +1,241 @@
+/**
+ * A misbehaving OpenAI-style upstream on 127.0.0.1 for the fault tests: one named fault at a time
+ * (reset, hang, drip, 429, 5xx, invalid JSON, broken SSE, error-in-200, enormous bodies). It counts
+ * its open sockets and the ones still carrying an unfinished reply, records every request (method,
+ * path, host, headers) and how many body bytes it managed to push, so a test can prove the gateway
+ * closed everything and stopped reading.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type Fault =
+  | 'ok'
+  | 'reset-before-headers'
+  | 'reset-mid-stream'
+  | 'hang'
+  | 'drip'
+  | 'drip-forever'
+  | '429'
+  | '500'
+  | '503'
+  | 'invalid-json'
+  | 'truncated'
+  | 'malformed-sse'
+  | 'error-200'
+  | 'enormous'
+  | 'fast-forever';
+
+export interface FaultRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+}
+
+const completionChunk = (text: string, finish: string | null = null) =>
+  JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] });
+const usageChunk = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+const completionJson = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'Hello world', index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+
+/** The SSE body of a healthy two-chunk completion. */
+export const healthyStream = [`data: ${completionChunk('Hello')}\n\n`, `data: ${completionChunk(' world', 'stop')}\n\n`, `data: ${usageChunk}\n\n`, 'data: [DONE]\n\n'].join('');
+
+export class FaultUpstream {
+  fault: Fault = 'ok';
+  readonly requests: FaultRequest[] = [];
+  /** Body bytes written for the current fault (reset with `use`). */
+  bytesWritten = 0;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly busy = new Set<ServerResponse>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  private constructor() {
+    this.server = createServer((request, response) => this.handle(request, response));
+    this.server.keepAliveTimeout = 5_000;
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  static async start(): Promise<FaultUpstream> {
+    const upstream = new FaultUpstream();
+    await new Promise<void>((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
+    return upstream;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  use(fault: Fault): void {
+    this.fault = fault;
+    this.requests.length = 0;
+    this.bytesWritten = 0;
+  }
+
+  /** Sockets open on this side (idle keep-alive ones included). */
+  get openSockets(): number {
+    return this.sockets.size;
+  }
+
+  /** Replies begun and not finished whose connection is still open: a leak if it stays above 0. */
+  get busySockets(): number {
+    return this.busy.size;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private later(ms: number, action: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      action();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const pieces: Buffer[] = [];
+    request.on('data', (piece: Buffer) => pieces.push(piece));
+    request.on('end', () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(Buffer.concat(pieces).toString('utf8'));
+      } catch {
+        body = Buffer.concat(pieces).toString('utf8');
+      }
+      this.requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
+      this.busy.add(response);
+      response.once('close', () => this.busy.delete(response));
+      this.play(this.fault, body?.stream === true, request, response);
+    });
+  }
+
+  private write(response: ServerResponse, text: string | Buffer): boolean {
+    if (response.destroyed) return false;
+    this.bytesWritten += Buffer.byteLength(text);
+    return response.write(text);
+  }
+
+  private play(fault: Fault, stream: boolean, request: IncomingMessage, response: ServerResponse): void {
+    const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+    const jsonHeaders = { 'content-type': 'application/json' };
+    switch (fault) {
+      case 'ok':
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        return void response.end(stream ? healthyStream : completionJson);
+      case 'reset-before-headers':
+        return void request.socket.resetAndDestroy();
+      case 'reset-mid-stream':
+        if (stream) {
+          response.writeHead(200, sseHeaders);
+          this.write(response, `data: ${completionChunk('Hello')}\n\n`);
+        } else {
+          response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
+          this.write(response, completionJson.slice(0, 20));
+        }
+        return this.later(50, () => request.socket.resetAndDestroy());
+      case 'hang':
+        return;
+      case 'drip': {
+        // Every byte of a healthy answer, one at a time: slow, but each gap is short of the idle timeout.
+        const text = stream ? healthyStream : completionJson;
+        response.writeHead(200, stream ? sseHeaders : { ...jsonHeaders, 'content-length': String(text.length) });
+        const bytes = Buffer.from(text);
+        let index = 0;
+        const step = () => {
+          if (response.destroyed) return;
+          if (index >= bytes.length) return void response.end();
+          this.write(response, bytes.subarray(index, index + 8));
+          index += 8;
+          this.later(2, step);
+        };
+        return step();
+      }
+      case 'drip-forever': {
+        // A body that never ends: whitespace every 100 ms (valid JSON padding, SSE blank lines).
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        const step = () => {
+          if (response.destroyed) return;
+          this.write(response, stream ? ': still here\n\n' : ' ');
+          this.later(100, step);
+        };
+        return step();
+      }
+      case '429':
+        response.writeHead(429, { ...jsonHeaders, 'retry-after': '1' });
+        return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));
+      case '500':
+        response.writeHead(500, jsonHeaders);
+        return void response.end(JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } }));
+      case '503':
+        response.writeHead(503, { 'content-type': 'text/html' });
+        return void response.end('<html><body>Service Unavailable</body></html>');
+      case 'invalid-json':
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        return void response.end(stream ? 'data: {"choices": [{"text": "Hel\n\ndata: [DONE]\n\n' : '{"choices": [{"text": "Hel');
+      case 'truncated':
+        if (stream) {
+          response.writeHead(200, sseHeaders);
+          return void response.end(`data: ${completionChunk('Hello')}\n\ndata: ${completionChunk(' wor')}\n\ndata: {"id":"cmpl-fault","choi`);
+        }
+        response.writeHead(200, jsonHeaders);
+        return void response.end(completionJson.slice(0, completionJson.length - 30));
+      case 'malformed-sse':
+        // Not an event stream at all: an HTML error page with a 200 and an SSE content type.
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        return void response.end(stream ? '<html>\n<body>upstream proxy error</body>\n</html>\n' : '<html>upstream proxy error</html>');
+      case 'error-200': {
+        const error = JSON.stringify({ error: { message: 'The model is overloaded', type: 'server_error', code: null } });
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        return void response.end(stream ? `data: ${error}\n\n` : error);
+      }
+      case 'enormous': {
+        // 256 MiB in 1 MiB pieces, honouring backpressure: as long as the gateway keeps reading.
+        const piece = Buffer.alloc(1024 * 1024, stream ? 'x' : ' ');
+        response.writeHead(200, stream ? sseHeaders : jsonHeaders);
+        let sent = 0;
+        if (stream) this.write(response, 'data: {"choices":[{"index":0,"text":"');
+        else this.write(response, '{"choices":[{"index":0,"text":"');
+        const pump = () => {
+          while (!response.destroyed && sent < 256) {
+            sent++;
+            if (!this.write(response, piece)) return void response.once('drain', pump);
+          }
+          if (!response.destroyed) response.end('"}]}\n\n');
+        };
+        return pump();
+      }
+      case 'fast-forever': {
+        // A stream that pushes text as fast as the reader takes it and never finishes.
+        response.writeHead(200, sseHeaders);
+        const chunk = `data: ${completionChunk('lorem ipsum dolor sit amet '.repeat(40))}\n\n`;
+        const pump = () => {
+          while (!response.destroyed) {
+            if (!this.write(response, chunk)) return void response.once('drain', pump);
+          }
+        };
+        return pump();
+      }
+    }
+  }
+}
+
+/** A port on 127.0.0.1 that refuses connections (listened on, then closed). */
+export async function refusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
