@@ -39,6 +39,8 @@ export interface AppDependencies {
 export interface App {
   server: FastifyInstance;
   metrics: Metrics;
+  /** For shutdown: `pipeline.drain()` waits for in-flight ledger records. */
+  pipeline: CompletionPipeline;
 }
 
 export function buildApp(dependencies: AppDependencies): App {
@@ -115,5 +117,5 @@ export function buildApp(dependencies: AppDependencies): App {
   registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
   registerDashboardRoutes(server, { config, storage });
 
-  return { server, metrics };
+  return { server, metrics, pipeline };
 }

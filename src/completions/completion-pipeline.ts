@@ -155,7 +155,11 @@ export class CompletionRun {
       createdAt: this.createdAtIso,
     };
     this.settledUsage = usage;
-    await this.pipeline.dependencies.ledger.record(record);
+    try {
+      await this.pipeline.dependencies.ledger.record(record);
+    } finally {
+      this.pipeline.settled(this);
+    }
     return usage;
   }
 
@@ -166,13 +170,37 @@ export class CompletionRun {
 
 export class CompletionPipeline {
   readonly dependencies: PipelineDependencies;
+  /** Runs not yet finished; shutdown waits for their ledger records before closing storage. */
+  private readonly inFlight = new Set<CompletionRun>();
+  private drained: (() => void) | null = null;
 
   constructor(dependencies: PipelineDependencies) {
     this.dependencies = dependencies;
   }
 
   begin(requestId: string, caller: Caller): CompletionRun {
-    return new CompletionRun(this, requestId, caller);
+    const run = new CompletionRun(this, requestId, caller);
+    this.inFlight.add(run);
+    return run;
+  }
+
+  /** Called by a run once its ledger write settled (written or failed). */
+  settled(run: CompletionRun): void {
+    this.inFlight.delete(run);
+    if (this.inFlight.size === 0) this.drained?.();
+  }
+
+  /** Resolves when every run has settled its record, or after `timeoutMs`. */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /** The alias's ordered targets, or the model itself. */

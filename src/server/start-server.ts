@@ -38,7 +38,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const { adapters, disabled } = await createAdapters({ config, logger });
   const registry = createVendorRegistry(adapters, disabled);
   const admission = await createAdmission(config, storage, logger);
-  const { server } = buildApp({ config, storage, registry, admission, logger });
+  const { server, pipeline } = buildApp({ config, storage, registry, admission, logger });
   await server.listen({ host: config.host, port: config.port });
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -57,6 +57,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     deadline.unref();
     await server.close();
     clearTimeout(deadline);
+    // Streams cut at the deadline settle their ledger records asynchronously: wait for them.
+    await pipeline.drain(5_000);
     await registry.close();
     await admission.close();
     await storage.close();

@@ -1,0 +1,62 @@
+/**
+ * A stream still running when the shutdown grace period ends is cut, and its ledger record (with
+ * the tokens produced so far) is still committed before the process exits.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
+import { spawnGateway } from './support/gateway-process.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-deadline-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('SIGTERM past the grace period: the cut stream is still metered, exit 0', async () => {
+  const upstream = await MockUpstream.start();
+  const chunk = (text: string) => sse({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ text, index: 0, logprobs: null, finish_reason: null }] });
+  upstream.always({ chunks: Array.from({ length: 40 }, (_, i) => chunk(`word${i} `)), delayMs: 200 });
+  const dbPath = join(dir, 'tollgate.db');
+  const gateway = await spawnGateway({
+    DATABASE_URL: `sqlite:${dbPath}`, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: upstream.url, TOLLGATE_SHUTDOWN_GRACE_MS: '600',
+  }, ['serve', '--workers', '1']);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(gateway.stdout())![1];
+    const response = await fetch(`${gateway.url}/v5/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'slow', stream: true, max_tokens: 200 }),
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const id = JSON.parse(first.split('\n').find((line) => line.startsWith('data: {'))!.slice(6)).id;
+    gateway.child.kill('SIGTERM');
+    let text = first;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+    } catch {
+      // the connection was cut at the deadline
+    }
+    assert.ok(!text.includes('[DONE]'), 'the stream could not finish within the grace period');
+    assert.equal(await gateway.exited, 0);
+    const storage = createSqliteStorage(dbPath);
+    try {
+      const record = await storage.getUsageRecord(id);
+      assert.ok(record, 'the cut stream has its ledger record');
+      assert.equal(record.outcome, 'cancelled');
+      assert.ok(record.completionTokens > 0);
+    } finally {
+      await storage.close();
+    }
+  } finally {
+    gateway.child.kill('SIGKILL');
+    await upstream.close();
+  }
+});
