@@ -11,6 +11,7 @@ import { registerCompletionsRoute, finishQuietly } from './http/completions-rout
 import { answerClientError } from './http/client-error.js';
 import { toErrorResponse } from './http/error-mapper.js';
 import { GatewayError } from './http/gateway-error.js';
+import { registerCors } from './http/cors.js';
 import { registerModelsRoute } from './http/models-route.js';
 import { registerOpenApiRoute } from './http/openapi-route.js';
 import { requestIdFor } from './http/request-id.js';
@@ -69,6 +70,7 @@ export function buildApp(dependencies: AppDependencies): App {
   server.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  registerCors(server, config.corsOrigins);
 
   server.setErrorHandler(async (error, request, reply) => {
     const mapped = toErrorResponse(error);
