@@ -1,6 +1,6 @@
 /**
  * A fast mock of OpenAI's `POST /v1/completions`, run as its own process by the benchmark.
- * Non-stream: one small `text_completion` with usage. Stream: 20 `text_completion` chunks, a usage
+ * Non-stream: one small `text_completion` with usage. Stream: `max_tokens` (default 20) chunks, a usage
  * chunk when `stream_options.include_usage` is set, then `data: [DONE]`, all written at once.
  * A path prefix `/delay-MS/v1/completions` (or `?delay=MS`) drips one chunk every MS instead, for
  * slow-stream tests (a base URL can carry the prefix; it cannot carry a query).
@@ -8,11 +8,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
-/** Chunks per stream. */
-const chunkCount = 20;
+/** Chunks per stream unless `max_tokens` asks for another count (1–1000). */
+const defaultChunkCount = 20;
 const created = Math.floor(Date.now() / 1000);
 const words = ['The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' lazy', ' dog', ' and', ' keeps', ' running', ' through', ' the', ' green', ' field', ' until', ' the', ' sun', ' sets'];
-const usage = { prompt_tokens: 8, completion_tokens: chunkCount, total_tokens: 8 + chunkCount };
+const usageFor = (completion: number) => ({ prompt_tokens: 8, completion_tokens: completion, total_tokens: 8 + completion });
+const fixedUsage = usageFor(defaultChunkCount);
 let sequence = 0;
 
 function completionJson(model: string): string {
@@ -23,26 +24,38 @@ function completionJson(model: string): string {
     model,
     system_fingerprint: null,
     choices: [{ text: words.join(''), index: 0, logprobs: null, finish_reason: 'length' }],
-    usage,
+    usage: fixedUsage,
   });
 }
 
-function streamEvents(model: string, includeUsage: boolean): string[] {
+function streamEvents(model: string, includeUsage: boolean, chunkCount: number): string[] {
   const id = `cmpl-mock${++sequence}`;
   const events: string[] = [];
   for (let index = 0; index < chunkCount; index++) {
     const last = index === chunkCount - 1;
-    const chunk = { id, object: 'text_completion', created, model, choices: [{ text: words[index], index: 0, logprobs: null, finish_reason: last ? 'length' : null }] };
+    const chunk = { id, object: 'text_completion', created, model, choices: [{ text: words[index % words.length], index: 0, logprobs: null, finish_reason: last ? 'length' : null }] };
     events.push(`data: ${JSON.stringify(chunk)}\n\n`);
   }
-  if (includeUsage) events.push(`data: ${JSON.stringify({ id, object: 'text_completion', created, model, choices: [], usage })}\n\n`);
+  if (includeUsage) events.push(`data: ${JSON.stringify({ id, object: 'text_completion', created, model, choices: [], usage: usageFor(chunkCount) })}\n\n`);
   events.push('data: [DONE]\n\n');
   return events;
+}
+
+// Bodies are built once per shape: the mock shares a core with the load generator, so it must be cheap.
+const bodies = new Map<string, string>();
+function cached(key: string, build: () => string): string {
+  let text = bodies.get(key);
+  if (text === undefined) {
+    text = build();
+    if (bodies.size < 1_000) bodies.set(key, text);
+  }
+  return text;
 }
 
 interface RequestBody {
   model?: unknown;
   stream?: unknown;
+  max_tokens?: unknown;
   stream_options?: { include_usage?: unknown } | null;
 }
 
@@ -81,14 +94,16 @@ function handle(request: IncomingMessage, response: ServerResponse, raw: string)
   }
   const model = typeof body.model === 'string' ? body.model : 'gpt-3.5-turbo-instruct';
   if (body.stream !== true) {
-    const text = completionJson(model);
+    const text = cached(`json ${model}`, () => completionJson(model));
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
     return;
   }
-  const events = streamEvents(model, body.stream_options?.include_usage === true);
+  const wanted = typeof body.max_tokens === 'number' && Number.isInteger(body.max_tokens) ? body.max_tokens : defaultChunkCount;
+  const includeUsage = body.stream_options?.include_usage === true;
+  const count = Math.min(Math.max(wanted, 1), 1_000);
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  if (target.delayMs > 0) drip(response, events, target.delayMs);
-  else response.end(events.join(''));
+  if (target.delayMs > 0) drip(response, streamEvents(model, includeUsage, count), target.delayMs);
+  else response.end(cached(`sse ${model} ${includeUsage} ${count}`, () => streamEvents(model, includeUsage, count).join('')));
 }
 
 const server = createServer((request, response) => {

@@ -1,0 +1,73 @@
+/**
+ * Ledger insert rate of the SQLite storage, measured directly: N usage records with random
+ * request ids, one awaited `recordUsage` after another, into a fresh database. Run as a child (pinned like the gateway);
+ * prints one JSON line. Usage: node dist/bench/ledger-rate.js [N]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
+import type { UsageRecord } from '../src/storage/types.js';
+import { Samples } from './stats.js';
+
+export interface LedgerRateResult {
+  records: number;
+  seconds: number;
+  perSecond: number;
+  /** Per insert, ms. */
+  p50Ms: number;
+  p99Ms: number;
+}
+
+async function main(): Promise<void> {
+  const count = Math.min(Math.max(Number(process.argv[2] ?? 20_000) || 20_000, 1), 1_000_000);
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-ledger-bench-'));
+  const storage = createSqliteStorage(join(dir, 'ledger.db'));
+  try {
+    await storage.migrate();
+    const account = await storage.createAccount('bench');
+    const keyId = 'key_bench';
+    await storage.createKey({ id: keyId, accountId: account.id, name: 'bench', prefix: 'tg_bench', secretHash: '0'.repeat(64) });
+    const record = (index: number): UsageRecord => ({
+      // Random ids like the gateway's (`cmpl-` + 24 characters): inserts land all over the primary-key index.
+      requestId: `cmpl-${randomBytes(18).toString('base64url')}`,
+      accountId: account.id,
+      keyId,
+      model: 'openai/gpt-3.5-turbo-instruct',
+      vendor: 'openai',
+      promptTokens: 8,
+      completionTokens: 20,
+      totalTokens: 28,
+      cachedTokens: null,
+      reasoningTokens: null,
+      estimated: false,
+      stream: index % 2 === 0,
+      outcome: 'success',
+      status: 200,
+      errorCode: null,
+      latencyMs: 1.5,
+      ttftMs: 0.8,
+      createdAt: new Date().toISOString(),
+    });
+    const samples = new Samples();
+    const started = performance.now();
+    for (let index = 0; index < count; index++) {
+      const before = performance.now();
+      if (!(await storage.recordUsage(record(index)))) throw new Error(`record ${index} was not inserted`);
+      samples.add(performance.now() - before);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const summary = samples.summary()!;
+    const result: LedgerRateResult = { records: count, seconds, perSecond: count / seconds, p50Ms: summary.p50, p99Ms: summary.p99 };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});
