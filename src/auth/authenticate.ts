@@ -43,7 +43,29 @@ export async function authenticate(headers: AuthHeaders, storage: Storage): Prom
       status: 403, type: 'permission_error', code: 'account_mismatch',
     });
   }
-  const account = await storage.getAccount(key.accountId).catch((error: unknown) => { throw storageUnavailable(error); });
+  const account = await accountOf(storage, key.accountId);
   if (!account) throw unauthorized('Invalid API key.');
   return { account, keyId: key.id };
+}
+
+/**
+ * Accounts are never deleted or renamed, so their records are cached per storage; keys are looked
+ * up on every request so that a revocation takes effect at once, in every process.
+ */
+const accountCaches = new WeakMap<Storage, Map<string, Account>>();
+
+async function accountOf(storage: Storage, accountId: string): Promise<Account | null> {
+  let cache = accountCaches.get(storage);
+  if (!cache) {
+    cache = new Map();
+    accountCaches.set(storage, cache);
+  }
+  const cached = cache.get(accountId);
+  if (cached) return cached;
+  const account = await storage.getAccount(accountId).catch((error: unknown) => { throw storageUnavailable(error); });
+  if (account) {
+    if (cache.size > 50_000) cache.clear();
+    cache.set(accountId, account);
+  }
+  return account;
 }

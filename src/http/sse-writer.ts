@@ -2,6 +2,9 @@
  * Server-sent events on a raw Node response: data events, `: ping` keep-alives when silent,
  * backpressure (a slow reader pauses the producer instead of growing a buffer), the error event
  * in the one error shape, and the two-line ending both SDK families accept.
+ *
+ * Writes are corked and released once per tick, so the headers travel with the first event and
+ * the events produced from one upstream chunk leave in one socket write.
  */
 import type { ServerResponse } from 'node:http';
 import { toErrorResponse } from './error-mapper.js';
@@ -13,9 +16,14 @@ export class SseWriter {
   private readonly response: ServerResponse;
   private readonly headers: Record<string, string>;
   private started = false;
-  private lastWriteAt = 0;
+  private lastWriteAt: number;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private corked = false;
+  private readonly uncork = () => {
+    this.corked = false;
+    this.response.uncork();
+  };
 
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
@@ -33,7 +41,7 @@ export class SseWriter {
     return this.started;
   }
 
-  /** Sends the status line and headers if not yet sent. */
+  /** Sets the status line and headers; they leave with the first write. */
   start(): void {
     if (this.started) return;
     this.started = true;
@@ -43,8 +51,6 @@ export class SseWriter {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
     });
-    this.response.flushHeaders();
-    this.lastWriteAt = performance.now();
   }
 
   /** Writes one `data:` event; resolves when the client can take more (backpressure). */
@@ -66,13 +72,21 @@ export class SseWriter {
 
   end(): void {
     this.stop();
-    if (!this.response.writableEnded) this.response.end();
+    if (!this.response.writableEnded) {
+      if (!this.started && !this.response.headersSent) this.start();
+      this.response.end();
+    }
   }
 
   private async write(text: string): Promise<void> {
     if (this.closed || this.response.writableEnded || this.response.destroyed) return;
     this.start();
     this.lastWriteAt = performance.now();
+    if (!this.corked) {
+      this.corked = true;
+      this.response.cork();
+      process.nextTick(this.uncork);
+    }
     if (!this.response.write(text)) {
       await new Promise<void>((resolve) => {
         const done = () => {

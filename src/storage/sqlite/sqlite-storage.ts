@@ -5,6 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { randomId } from '../../auth/random-id.js';
 import type {
@@ -35,6 +36,7 @@ export function createSqliteStorage(path: string): Storage {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path);
 
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
@@ -99,8 +101,8 @@ export function createSqliteStorage(path: string): Storage {
       const result = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(new Date().toISOString(), keyId);
       return result.changes === 1;
     },
-    async recordUsage(record) {
-      return prepared().insertUsage.run(...usageValues(record, true)).changes === 1;
+    recordUsage(record) {
+      return batch.add(record);
     },
     async getUsageRecord(requestId) {
       const row = db.prepare('SELECT * FROM usage_records WHERE request_id = ?').get(requestId) as UsageRow | undefined;
@@ -147,10 +149,75 @@ export function createSqliteStorage(path: string): Storage {
       return rows.map((row) => ({ accountId: row.account_id, keyId: row.key_id, rpm: row.rpm, tpm: row.tpm }));
     },
     async close() {
+      batch.flush();
+      await checkpointer?.stop();
       db.close();
     },
   };
+  const batch = new UsageBatch((records) => {
+    const insert = prepared().insertUsage;
+    return db.transaction(() => records.map((record) => insert.run(...usageValues(record, true)).changes === 1))();
+  });
   return storage;
+}
+
+/**
+ * Ledger writes that finish in the same event-loop turn commit in one transaction: one WAL append
+ * instead of many, and every waiter resolves only after the commit (still before its last byte).
+ */
+class UsageBatch {
+  private pending: { record: UsageRecord; resolve: (inserted: boolean) => void; reject: (error: unknown) => void }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly write: (records: UsageRecord[]) => boolean[]) {}
+
+  add(record: UsageRecord): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.pending.push({ record, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const entries = this.pending;
+    if (entries.length === 0) return;
+    this.pending = [];
+    try {
+      const inserted = this.write(entries.map((entry) => entry.record));
+      entries.forEach((entry, index) => entry.resolve(inserted[index]));
+    } catch (error) {
+      for (const entry of entries) entry.reject(error);
+    }
+  }
+}
+
+/** Moves WAL checkpoints to a worker thread; falls back to SQLite's own autocheckpoint if it fails. */
+function startCheckpointer(db: Database.Database, path: string): { stop(): Promise<void> } | null {
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, intervalMs: 1000 } });
+  } catch {
+    return null;
+  }
+  db.pragma('wal_autocheckpoint = 0');
+  worker.unref();
+  let gone = false;
+  worker.on('error', () => db.pragma('wal_autocheckpoint = 1000'));
+  worker.on('exit', () => { gone = true; });
+  return {
+    async stop() {
+      if (gone) return;
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage({ type: 'stop' });
+      const timer = setTimeout(() => void worker.terminate(), 2000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
 function prepareStatements(db: Database.Database) {

@@ -54,6 +54,30 @@ export const openaiCompletionSchema = z.object({
 
 export type OpenAICompletion = z.infer<typeof openaiCompletionSchema>;
 
+const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+
+/**
+ * The common stream chunk — text choices without logprobs, no usage, no error — checked by hand
+ * so the hot path skips zod. Anything else (or any doubt) goes through `openaiCompletionSchema`.
+ */
+export function isPlainCompletionChunk(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null) return false;
+  const chunk = raw as Record<string, unknown>;
+  if (chunk.error != null || chunk.usage != null) return false;
+  if (chunk.system_fingerprint != null && typeof chunk.system_fingerprint !== 'string') return false;
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (typeof choice !== 'object' || choice === null) return false;
+    const { index, text, logprobs, finish_reason: finish } = choice as Record<string, unknown>;
+    if (index != null && !isNonNegativeInteger(index)) return false;
+    if (text != null && typeof text !== 'string') return false;
+    if (logprobs != null) return false;
+    if (finish != null && typeof finish !== 'string') return false;
+  }
+  return true;
+}
+
 export const openaiChatSchema = z.object({
   system_fingerprint: z.string().nullish(),
   choices: z

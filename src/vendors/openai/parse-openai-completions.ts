@@ -4,7 +4,7 @@ import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-e
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import type { SseEvent } from '../shared/read-sse-events.js';
 import type { Usage } from '../types.js';
-import { openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
+import { isPlainCompletionChunk, openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
 import { mapOpenAILogprobs } from './map-openai-logprobs.js';
 import { mapOpenAIUsage } from './map-openai-usage.js';
@@ -40,7 +40,7 @@ export async function* completionStreamParts(vendor: string, events: AsyncIterab
       done = true;
       continue;
     }
-    const chunk: OpenAICompletion = parseUpstreamJson(vendor, openaiCompletionSchema, event.data, 'a broken stream chunk');
+    const chunk: OpenAICompletion = parseUpstreamJson(vendor, openaiCompletionSchema, event.data, 'a broken stream chunk', isPlainCompletionChunk);
     if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
     if (chunk.system_fingerprint && !fingerprintSent) {
       fingerprintSent = true;
