@@ -210,7 +210,8 @@ describe('abusive clients', () => {
         assert.equal(await ledgerSettlesAt(expected), expected);
         if (point.authenticated) {
           const [record] = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 1 });
-          assert.ok(['cancelled', 'invalid_request'].includes(record.outcome), JSON.stringify(record));
+          // On a loaded machine a short request can complete before its client's close is seen: then it is a success.
+          assert.ok(['cancelled', 'invalid_request', 'success'].includes(record.outcome), JSON.stringify(record));
         }
         upstream.use('ok');
         await healthy();

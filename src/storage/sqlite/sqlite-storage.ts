@@ -154,9 +154,13 @@ export function createSqliteStorage(path: string): Storage {
       db.close();
     },
   };
+  let insertMany: ((records: UsageRecord[]) => boolean[]) | null = null;
   const batch = new UsageBatch((records) => {
-    const insert = prepared().insertUsage;
-    return db.transaction(() => records.map((record) => insert.run(...usageValues(record, true)).changes === 1))();
+    insertMany ??= db.transaction((batchRecords: UsageRecord[]) => {
+      const insert = prepared().insertUsage;
+      return batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1);
+    });
+    return insertMany(records);
   });
   return storage;
 }

@@ -74,8 +74,8 @@ export class UpstreamClient {
     const { transport, vendor } = this.options;
     // Idle timeouts reset on every byte, so a slow drip would never trip them: a second, whole-answer
     // deadline bounds a non-stream call (headers + body) and a stream's wait for its first event.
-    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }));
-    const signal = AbortSignal.any([request.signal, deadline.signal]);
+    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }), request.signal);
+    const signal = deadline.signal;
     let response: Dispatcher.ResponseData;
     try {
       response = await this.agent.request({
@@ -89,14 +89,14 @@ export class UpstreamClient {
         bodyTimeout: transport.idleTimeoutMs,
       });
     } catch (error) {
-      deadline.clear();
+      deadline.release();
       if (request.signal.aborted) throw abortReason(request.signal);
       if (deadline.expired) throw deadline.error;
       throw mapTransportError(vendor, error);
     }
     if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers: response.headers, body: response.body, deadline };
     const text = await readLimited(response.body, errorBodyLimit).catch(() => '');
-    deadline.clear();
+    deadline.release();
     if (request.signal.aborted) throw abortReason(request.signal);
     const extracted = safeExtract(this.options.extractError, text);
     throw this.failure(extracted.status ?? response.statusCode, extracted.message, request.model, parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null);
@@ -133,7 +133,7 @@ export class UpstreamClient {
       if (error instanceof VendorError) throw error;
       throw mapTransportError(this.options.vendor, error);
     } finally {
-      response.deadline?.clear();
+      response.deadline?.release();
       if (!response.body.destroyed) response.body.destroy();
     }
   }
@@ -154,7 +154,7 @@ export class UpstreamClient {
       if (error instanceof VendorError) throw error;
       throw mapTransportError(this.options.vendor, error);
     } finally {
-      response.deadline?.clear();
+      response.deadline?.release();
       if (!response.body.destroyed) response.body.destroy();
     }
   }
@@ -186,13 +186,21 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
   }
 }
 
-/** A one-shot, unref'd timer that aborts its signal with a timeout VendorError. */
+/**
+ * A one-shot, unref'd timer that aborts its signal with a timeout VendorError; the signal also
+ * follows `parent` (the client's). Cheaper than AbortSignal.any on the per-request path.
+ */
 export class Deadline {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | null;
   private failure: VendorError | null = null;
+  private readonly parent: AbortSignal | null;
+  private readonly onParentAbort = () => this.controller.abort(this.parent!.reason);
 
-  constructor(milliseconds: number, makeError: () => VendorError) {
+  constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null = null) {
+    this.parent = parent;
+    if (parent?.aborted) this.controller.abort(parent.reason);
+    else parent?.addEventListener('abort', this.onParentAbort, { once: true });
     this.timer = setTimeout(() => {
       this.timer = null;
       this.failure = makeError();
@@ -217,8 +225,15 @@ export class Deadline {
     return this.failure!;
   }
 
+  /** Stops the timer; the signal keeps following the parent (a stream body still needs client aborts). */
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** Done with the request entirely: detach from the parent signal too. */
+  release(): void {
+    this.clear();
+    this.parent?.removeEventListener('abort', this.onParentAbort);
   }
 }
