@@ -262,6 +262,8 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     await page.fill('#max_tokens', '8');
     await page.fill('#logprobs', '2');
     await page.fill('#prompt', 'The budget');
+    // Ban the model's end-of-text so the completion has exactly max_tokens tokens.
+    await page.fill('#logit_bias', '{"100257": -100}');
     await send(page);
     const tokens = page.locator('#choice-0 .token');
     assert.equal(await tokens.count(), 8);

@@ -12,6 +12,9 @@ import { GatewayError } from '../src/http/gateway-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
+import { historyAfter } from '../src/vendors/local/local-echo.js';
+import type { LocalRandom } from '../src/vendors/local/local-random.js';
+import { LocalSampler } from '../src/vendors/local/local-sampler.js';
 import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
 import { LocalUtf8Assembler } from '../src/vendors/local/local-utf8-assembler.js';
 import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob } from '../src/vendors/types.js';
@@ -410,3 +413,93 @@ test('byte-fragment tokens are held until they form characters and spelled bytes
   assert.equal(echoed.texts[0], '€');
   assert.deepEqual(echoed.logprobs[0].map((entry) => entry.token), ['bytes:\\xe2', 'bytes:\\x82', 'bytes:\\xac']);
 });
+
+/** The sampler's target distribution by brute force over the whole vocabulary: softmax((log P + adjustment) / T), then the top_p nucleus. */
+function referenceWeights(probabilities: Float64Array, adjustments: Map<number, number>, temperature: number, topP: number): { order: number[]; weights: Float64Array } {
+  const logits = Array.from(probabilities, (probability, token) => (Math.log(probability) + (adjustments.get(token) ?? 0)) / temperature);
+  const max = Math.max(...logits);
+  const weights = Float64Array.from(logits, (logit) => Math.exp(logit - max));
+  const order = [...weights.keys()].sort((left, right) => weights[right] - weights[left] || left - right);
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  let mass = 0;
+  let size = 0;
+  while (size < order.length && (size === 0 || mass < topP * total)) mass += weights[order[size++]];
+  return { order: order.slice(0, size), weights };
+}
+
+test('top_p and temperature sampling match the brute-force nucleus and softmax exactly', () => {
+  const model = adapter.model;
+  const unseen = [...Array(100256).keys()].find((id) => model.indexOf(id) < 0) as number;
+  const contexts = [encodeText('The state of the Union is'), encodeText('We must'), encodeText('I ask the Congress to'), encodeText('of the'), [unseen]];
+  const the = model.indexOf(encodeText(' the')[0]);
+  const cases = [
+    { temperature: 1, topP: 0.9, bias: new Map<number, number>() },
+    { temperature: 0.7, topP: 0.9, bias: new Map<number, number>() },
+    { temperature: 1.3, topP: 0.5, bias: new Map<number, number>() },
+    { temperature: 0.25, topP: 0.95, bias: new Map([[the, 3], [model.endOfText, -2]]) },
+    { temperature: 1, topP: 0.99, bias: new Map([[the, -100]]) },
+  ];
+  for (const context of contexts) {
+    const nodes = new Int32Array(model.order - 1);
+    model.findNodes(historyAfter(model, context), nodes);
+    const probabilities = adapter.model.distribution(context, adapter.pool.acquire());
+    for (const { temperature, topP, bias } of cases) {
+      const { order, weights } = referenceWeights(probabilities, bias, temperature, topP);
+      const mass = order.reduce((sum, token) => sum + weights[token], 0);
+      const settings = { temperature, topP, biasTokens: Int32Array.from(bias.keys()), biasValues: Float64Array.from(bias.values()), presencePenalty: 0, frequencyPenalty: 0 };
+      const workspace = adapter.pool.acquire();
+      const sampler = new LocalSampler(model, workspace, settings);
+      for (let draw = 0.005; draw < 1; draw += 0.01) {
+        // The draw inside the nucleus is the inverse CDF of one uniform over the nucleus in descending order.
+        const token = sampler.next(nodes, { next: () => draw } as unknown as LocalRandom);
+        let target = draw * mass;
+        let expected = order.at(-1) as number;
+        let nearEdge = false;
+        for (const candidate of order) {
+          nearEdge ||= Math.abs(target) < 1e-9 * mass;
+          target -= weights[candidate];
+          if (target < 0) {
+            expected = candidate;
+            break;
+          }
+        }
+        if (!nearEdge && Math.abs(target) > 1e-9 * mass) assert.equal(token, expected, `T ${temperature}, top_p ${topP}, draw ${draw}, context ${JSON.stringify(context)}`);
+      }
+      sampler.release();
+      adapter.pool.release(workspace);
+    }
+  }
+});
+
+test('high-temperature sampling without top_p follows the tempered distribution, tail included', () => {
+  const model = adapter.model;
+  const context = encodeText('The state of the Union is');
+  const nodes = new Int32Array(model.order - 1);
+  model.findNodes(historyAfter(model, context), nodes);
+  const { weights } = referenceWeights(model.distribution(context, adapter.pool.acquire()), new Map(), 1.8, 1);
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const ranked = [...weights.keys()].sort((left, right) => weights[right] - weights[left]);
+  const workspace = adapter.pool.acquire();
+  const sampler = new LocalSampler(model, workspace, { temperature: 1.8, topP: 1, biasTokens: new Int32Array(0), biasValues: new Float64Array(0), presencePenalty: 0, frequencyPenalty: 0 });
+  const draws = 40_000;
+  const counts = new Map<number, number>();
+  let seed = 12345;
+  const uniform = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) } as unknown as LocalRandom;
+  for (let draw = 0; draw < draws; draw++) {
+    const token = sampler.next(nodes, uniform);
+    counts.set(token, (counts.get(token) ?? 0) + 1);
+  }
+  sampler.release();
+  adapter.pool.release(workspace);
+  // Within 5 standard deviations for the likeliest tokens and for groups of less likely ones (by rank).
+  const bounds = [0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, ranked.length];
+  for (let group = 0; group + 1 < bounds.length; group++) {
+    const members = ranked.slice(bounds[group], bounds[group + 1]);
+    const probability = members.reduce((sum, token) => sum + weights[token], 0) / total;
+    const observed = members.reduce((sum, token) => sum + (counts.get(token) ?? 0), 0);
+    const sigma = Math.sqrt(draws * probability * (1 - probability));
+    assert.ok(Math.abs(observed - draws * probability) < 5 * sigma + 1, `ranks ${bounds[group]}–${bounds[group + 1]}: ${observed} vs ${draws * probability}`);
+  }
+  assert.ok(counts.size > 500, 'the tail is sampled');
+});
+

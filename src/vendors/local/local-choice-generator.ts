@@ -7,7 +7,7 @@
 import type { FinishReason, StreamPart, TokenLogprob } from '../types.js';
 import { LocalChoiceOutput } from './local-choice-output.js';
 import { pushHistory } from './local-echo.js';
-import { generatedTokenLogprob, topLogprobs } from './local-logprobs.js';
+import { generatedTokenLogprob, logprobRecord } from './local-logprobs.js';
 import type { LocalNgramModel } from './local-ngram-model.js';
 import type { LocalRandom } from './local-random.js';
 import { LocalSampler, type LocalSamplingSettings } from './local-sampler.js';
@@ -61,6 +61,8 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
     const history = Int32Array.from(job.history);
     const nodes = new Int32Array(model.order - 1);
     const wantsProbability = job.score || job.logprobs !== null;
+    const topTokens = new Int32Array(Math.max(job.logprobs ?? 0, 0));
+    const topProbabilities = new Float64Array(topTokens.length);
     let unitEntries: TokenLogprob[] | null = job.logprobs !== null ? [] : null;
     let finishReason: FinishReason = 'length';
     for (let step = 0; step < job.maxTokens; step++) {
@@ -73,11 +75,11 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
       const token = sampler.next(nodes, job.random);
       let logprob = 0;
       if (wantsProbability) {
-        if (job.logprobs !== null && job.logprobs > 0 && !sampler.accumulated) sampler.accumulate(nodes);
         logprob = Math.log(sampler.modelProbability(nodes, token));
         result.logprobSum += logprob;
         result.scoredTokens++;
       }
+      const top = unitEntries && job.logprobs! > 0 ? logprobRecord(texts, topTokens, topProbabilities, sampler.top(nodes, job.logprobs!, topTokens, topProbabilities)) : null;
       if (token === model.endOfText) {
         finishReason = 'stop';
         break;
@@ -86,8 +88,7 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
       sampler.record(token);
       pushHistory(history, token);
       if (unitEntries) {
-        const top = job.logprobs! > 0 ? topLogprobs(model, texts, workspace, sampler.beta, job.logprobs!) : {};
-        unitEntries.push(generatedTokenLogprob(texts.strings[token], logprob, top));
+        unitEntries.push(generatedTokenLogprob(texts.strings[token], logprob, top ?? {}));
       }
       const text = assembler.push(token);
       if (text === null) continue;

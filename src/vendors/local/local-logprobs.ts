@@ -56,6 +56,13 @@ export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, work
   return result;
 }
 
+/** The first `count` of `tokens` / `probabilities` as token string → logprob. */
+export function logprobRecord(texts: LocalTokenTexts, tokens: Int32Array, probabilities: Float64Array, count: number): Record<string, number> {
+  const result: Record<string, number> = {};
+  for (let index = 0; index < count; index++) result[texts.strings[tokens[index]]] = Math.log(probabilities[index]);
+  return result;
+}
+
 /** The logprob entry of a generated token: top alternatives plus the token itself when missing. */
 export function generatedTokenLogprob(tokenText: string, logprob: number, top: Record<string, number>): TokenLogprob {
   if (!(tokenText in top)) top[tokenText] = logprob;

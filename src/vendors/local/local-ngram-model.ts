@@ -28,9 +28,9 @@ export class LocalNgramModel {
   readonly unigramOrder: Int32Array;
   /** Running sums of `unigram`, for sampling it by binary search. */
   readonly unigramCumulative: Float64Array;
-  private readonly levels: LocalModelLevel[];
+  readonly levels: LocalModelLevel[];
   /** Backoff weight γ of every node, per level: 1 − Σ of its discounted probabilities (so every step sums to 1 exactly). */
-  private readonly gammas: Float64Array[];
+  readonly gammas: Float64Array[];
   /** Largest discounted probability of every node, per level (for the rejection sampler's bound). */
   private readonly largest: Float32Array[];
   private readonly indexByToken: Int32Array;
@@ -220,7 +220,7 @@ export class LocalNgramModel {
 }
 
 /** Index of `token` in the ascending `tokens[start … end)`, or −1. */
-function findToken(tokens: Uint16Array, start: number, end: number, token: number): number {
+export function findToken(tokens: Uint16Array, start: number, end: number, token: number): number {
   let low = start;
   let high = end - 1;
   while (low <= high) {

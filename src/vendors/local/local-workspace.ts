@@ -19,8 +19,12 @@ export class LocalWorkspace {
   readonly adjusted: Uint8Array;
   /** Times each token was generated in this choice (for the penalties). */
   readonly generatedCounts: Int32Array;
-  /** Sort keys and token lists for top_p, sized to the vocabulary. */
-  readonly sortKeys: Float64Array;
+  /** B of the touched tokens in a prepared step (see local-step). */
+  readonly base: Float64Array;
+  /** Level-1 entry of the touched tokens in a prepared step, −1 when the previous token's list lacks them. */
+  readonly baseEntry: Int32Array;
+  /** Max-heap of token ids for top_p, and the nucleus being built, sized to the vocabulary. */
+  readonly heap: Int32Array;
   readonly nucleusTokens: Int32Array;
   readonly nucleusWeights: Float64Array;
   private stamp = 0;
@@ -33,7 +37,9 @@ export class LocalWorkspace {
     this.adjustments = new Float64Array(vocabularySize);
     this.adjusted = new Uint8Array(vocabularySize);
     this.generatedCounts = new Int32Array(vocabularySize);
-    this.sortKeys = new Float64Array(vocabularySize);
+    this.base = new Float64Array(vocabularySize);
+    this.baseEntry = new Int32Array(vocabularySize);
+    this.heap = new Int32Array(vocabularySize);
     this.nucleusTokens = new Int32Array(vocabularySize);
     this.nucleusWeights = new Float64Array(vocabularySize);
   }
