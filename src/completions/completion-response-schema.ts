@@ -26,25 +26,19 @@ export const completionUsageSchema = z.strictObject({
   prompt_tokens_details: z.strictObject({ audio_tokens: z.number().int(), cached_tokens: z.number().int() }),
 });
 
-export const completionSchema = z.strictObject({
+/** The fields a Completion and its stream chunks share; chunks differ in finish_reason and usage. */
+const completionShape = <Finish extends z.ZodType>(finish: Finish) => ({
   id: z.string().regex(/^cmpl-/),
   object: z.literal('text_completion'),
   created: z.number().int(),
   model: z.string(),
   system_fingerprint: z.string().nullable(),
-  choices: z.array(z.strictObject({ text: z.string(), index: z.number().int().min(0), logprobs: choiceLogprobsSchema.nullable(), finish_reason: finishReason })),
-  usage: completionUsageSchema,
+  choices: z.array(z.strictObject({ text: z.string(), index: z.number().int().min(0), logprobs: choiceLogprobsSchema.nullable(), finish_reason: finish })),
 });
 
-export const completionChunkSchema = z.strictObject({
-  id: z.string().regex(/^cmpl-/),
-  object: z.literal('text_completion'),
-  created: z.number().int(),
-  model: z.string(),
-  system_fingerprint: z.string().nullable(),
-  choices: z.array(z.strictObject({ text: z.string(), index: z.number().int().min(0), logprobs: choiceLogprobsSchema.nullable(), finish_reason: finishReason.nullable() })),
-  usage: completionUsageSchema.nullable().optional(),
-});
+export const completionSchema = z.strictObject({ ...completionShape(finishReason), usage: completionUsageSchema });
+
+export const completionChunkSchema = z.strictObject({ ...completionShape(finishReason.nullable()), usage: completionUsageSchema.nullable().optional() });
 
 export const errorSchema = z.strictObject({
   error: z.strictObject({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }),

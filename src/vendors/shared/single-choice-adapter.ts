@@ -1,0 +1,92 @@
+/**
+ * The adapter shape of chat-only vendors whose every upstream call answers one prompt with one
+ * choice (Anthropic, Gemini): endpoint and key from the environment, a model catalogue, one pooled
+ * client, a plan that fans prompts × n out into calls, and gateway-side echo and stops. A vendor
+ * supplies only its plan, its request body and its response parsing (`call`).
+ */
+import type { Config } from '../../config/config.js';
+import type { GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
+import type { CallPart } from './call-part.js';
+import { createModelCatalogue, type CatalogueEntry } from './model-catalogue.js';
+import { parseVendorConfig } from './parse-vendor-config.js';
+import { promptText, type CallGroup, type GenerationPlanDetail } from './plan-generation.js';
+import { runUpstreamCalls, type PlannedCall } from './run-upstream-calls.js';
+import { UpstreamClient, type ExtractedError } from './upstream-client.js';
+import { resolveEndpoint } from './vendor-endpoint.js';
+import { vendorSliceSchema } from './vendor-slice.js';
+
+export interface SingleCallContext {
+  request: GenerationRequest;
+  model: ModelInfo;
+  plan: GenerationPlanDetail;
+  group: CallGroup;
+  client: UpstreamClient;
+  /** Base URL without a trailing slash. */
+  baseUrl: string;
+  apiKey: string;
+  requestId: string;
+  signal: AbortSignal;
+}
+
+export interface SingleChoiceVendor {
+  vendor: string;
+  /** `ANTHROPIC` → ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
+  envPrefix: string;
+  defaultBaseUrl: string;
+  models: CatalogueEntry[];
+  extractError(text: string): ExtractedError;
+  plan(vendor: string, request: GenerationRequest): GenerationPlanDetail;
+  /** One upstream call: send it, and turn its answer (whole or streamed) into call parts. */
+  call(context: SingleCallContext): AsyncIterable<CallPart>;
+}
+
+/** The adapter, or the message saying which variable enables the vendor. */
+export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVendor): VendorAdapter | string {
+  const { vendor } = spec;
+  const slice = parseVendorConfig(vendor, vendorSliceSchema, config.vendors[vendor]);
+  const endpoint = resolveEndpoint({
+    vendor,
+    vendorEnv: config.vendorEnv,
+    envPrefix: spec.envPrefix,
+    sliceBaseUrl: slice.baseUrl,
+    defaultBaseUrl: spec.defaultBaseUrl,
+    keyRequired: true,
+  });
+  if (!endpoint.offered) return endpoint.hint;
+  const apiKey = endpoint.apiKey!;
+  const baseUrl = endpoint.baseUrl.replace(/\/+$/, '');
+  const catalogue = createModelCatalogue(vendor, spec.models, slice.models, {
+    contextWindow: slice.unlistedContextWindow,
+    nativeCompletions: false,
+    logprobs: false,
+    allowUnlisted: slice.allowUnlistedModels,
+  });
+  const client = new UpstreamClient({ vendor, transport: slice, credentialVariable: endpoint.keyVariable, secrets: [apiKey], extractError: spec.extractError });
+
+  const calls = (request: GenerationRequest, model: ModelInfo, requestId: string): PlannedCall[] => {
+    const plan = spec.plan(vendor, request);
+    return plan.groups.map((group) => {
+      const prompt = promptText(request.prompts[group.promptIndexes[0]]);
+      return {
+        choiceOffset: group.choiceOffset,
+        choiceCount: 1,
+        echo: plan.gatewayEcho ? [prompt] : null,
+        stops: plan.gatewayStops,
+        promptText: prompt,
+        countTokens: model.countTokens,
+        run: (signal: AbortSignal) => spec.call({ request, model, plan, group, client, baseUrl, apiKey, requestId, signal }),
+      };
+    });
+  };
+
+  return {
+    name: vendor,
+    listModels: () => catalogue.list(),
+    resolveModel: (name) => catalogue.resolve(name),
+    prepare: (request) => ({ emulated: spec.plan(vendor, request).emulated }),
+    async *stream(request, model, options): AsyncGenerator<StreamPart> {
+      yield* runUpstreamCalls(calls(request, model, options.requestId), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
+    },
+    close: () => client.close(),
+  };
+}
