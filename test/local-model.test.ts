@@ -18,6 +18,7 @@ import { LocalSampler } from '../src/vendors/local/local-sampler.js';
 import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
 import { LocalUtf8Assembler } from '../src/vendors/local/local-utf8-assembler.js';
 import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob } from '../src/vendors/types.js';
+import { request as baseRequest } from './support/mock-upstream-helpers.js';
 
 const END_OF_TEXT = 100257;
 const logger = createLogger('silent');
@@ -36,27 +37,9 @@ before(async () => {
 
 after(() => rmSync(cacheDir, { recursive: true, force: true }));
 
+/** The shared request builder, with this file's defaults: the local model, a fixed seed, no stream. */
 function request(overrides: Partial<GenerationRequest> = {}): GenerationRequest {
-  return {
-    model: 'tollgate-small',
-    prompts: [{ kind: 'text', text: 'The state of the Union is' }],
-    n: 1,
-    bestOf: null,
-    maxTokens: 16,
-    temperature: null,
-    topP: null,
-    seed: 7,
-    stop: [],
-    presencePenalty: null,
-    frequencyPenalty: null,
-    logitBias: null,
-    logprobs: null,
-    echo: false,
-    suffix: null,
-    user: null,
-    stream: false,
-    ...overrides,
-  };
+  return baseRequest({ model: 'tollgate-small', prompt: 'The state of the Union is', seed: 7, stream: false, ...overrides });
 }
 
 interface Run {
