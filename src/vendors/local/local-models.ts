@@ -4,7 +4,7 @@
  * since 1900. It needs no network and no key, so the gateway always has a working model (tests,
  * demos, benchmarks), and its token counts are exact because its vocabulary is the tokenizer's.
  */
-import { countTokens } from '../../tokenizer/tokenizer.js';
+import { countPromptTokens } from './local-prompt-tokens.js';
 import type { ModelInfo } from '../types.js';
 import { LOCAL_VENDOR } from './local-request-check.js';
 
@@ -20,7 +20,7 @@ export function localModels(): ModelInfo[] {
       name: LOCAL_MODEL_NAME,
       contextWindow: LOCAL_CONTEXT_WINDOW,
       capabilities: { logprobs: true, nativeCompletions: true },
-      countTokens,
+      countTokens: countPromptTokens,
       exactTokenizer: true,
     },
   ];

@@ -4,7 +4,8 @@
  * request object, so `prepare` and `stream` tokenize a prompt once.
  */
 import { invalidRequest, unsupportedParameter } from '../../http/gateway-error.js';
-import { decodeTokens, encodeText } from '../../tokenizer/tokenizer.js';
+import { decodeTokens } from '../../tokenizer/tokenizer.js';
+import { encodePrompt } from './local-prompt-tokens.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';
 import type { LocalNgramModel } from './local-ngram-model.js';
 import type { LocalSamplingSettings } from './local-sampler.js';
@@ -36,7 +37,7 @@ export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, 
     throw unsupportedParameter('suffix', LOCAL_VENDOR, 'the local n-gram model only continues text and cannot condition on a suffix (fill-in-the-middle)');
   }
   const prompts = request.prompts.map((prompt, index): LocalPrompt => {
-    if (prompt.kind === 'text') return { tokens: encodeText(prompt.text), text: prompt.text };
+    if (prompt.kind === 'text') return { tokens: encodePrompt(prompt.text), text: prompt.text };
     for (const id of prompt.tokens) {
       if (!isOrdinaryToken(id)) {
         throw invalidRequest(`Prompt ${index} contains ${String(id)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, special tokens excluded).`, 'prompt', 'invalid_token');
