@@ -54,7 +54,7 @@ async function run(overrides: Partial<GenerationRequest> = {}, signal = new Abor
   const generation = request(overrides);
   assert.deepEqual(adapter.prepare(generation, model), { emulated: [] });
   const result: Run = { parts: [], texts: [], finishes: [], logprobs: [], usage: { promptTokens: -1, completionTokens: -1 } };
-  for await (const part of adapter.stream(generation, model, { signal, requestId: 'test' })) {
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test' })) for (const part of batch) {
     result.parts.push(part);
     if (part.type === 'text-delta') {
       result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
@@ -342,14 +342,15 @@ test('abort stops generation promptly, ends without throwing, and still reports 
   const controller = new AbortController();
   const parts: StreamPart[] = [];
   const generation = request({ maxTokens: 3000, logitBias: { [END_OF_TEXT]: -100 } });
-  for await (const part of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort' })) {
-    parts.push(part);
-    if (part.type === 'text-delta' && parts.length === 3) controller.abort();
+  for await (const batch of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort' })) {
+    parts.push(...batch);
+    if (parts.length >= 3) controller.abort();
   }
   assert.ok(!parts.some((part) => part.type === 'finish'));
   const usage = parts.at(-1);
   assert.ok(usage?.type === 'usage');
-  assert.ok(usage.usage.completionTokens >= 3 && usage.usage.completionTokens <= 4, `${usage.usage.completionTokens}`);
+  // Parts leave in slices of at most 64 tokens; the abort is honoured at the next slice boundary.
+  assert.ok(usage.usage.completionTokens >= 3 && usage.usage.completionTokens <= 64, `${usage.usage.completionTokens}`);
 });
 
 test('usage: prompt tokens once per prompt, completion tokens exactly what was generated', async () => {

@@ -188,7 +188,7 @@ test('client abort: the upstream sees the connection close', async () => {
   upstream.reply({ chunks: events(['one']).slice(0, 4), hang: true });
   const controller = new AbortController();
   const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
-  assert.equal((await iterator.next()).value?.type, 'text-delta');
+  assert.equal((await iterator.next()).value?.[0]?.type, 'text-delta');
   const pending = iterator.next();
   controller.abort();
   await assert.rejects(pending, (error: any) => error.name === 'AbortError');

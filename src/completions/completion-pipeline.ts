@@ -81,17 +81,18 @@ export class CompletionRun {
   }
 
   /**
-   * Generates parts. A retryable failure before the first part moves on to the next fallback
-   * target; after the first part, errors propagate (they become stream error events).
+   * Generates batches of parts. A retryable failure before the first batch moves on to the next
+   * fallback target; after the first batch, errors propagate (they become stream error events).
    */
-  async *generate(signal: AbortSignal): AsyncGenerator<StreamPart> {
+  async *generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
     const parsed = this.parsed!;
     this.generationStarted = true;
     this.generationStartedAt = performance.now();
+    const meter = this.meter;
     for (;;) {
       const target = this.target!;
       const iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
-      let first: IteratorResult<StreamPart>;
+      let first: IteratorResult<StreamPart[]>;
       try {
         first = await iterator.next();
       } catch (error) {
@@ -101,12 +102,12 @@ export class CompletionRun {
         continue;
       }
       if (first.done) return;
-      this.meter.observe(first.value);
+      for (const part of first.value) meter.observe(part);
       yield first.value;
       for (;;) {
         const result = await iterator.next();
         if (result.done) return;
-        this.meter.observe(result.value);
+        for (const part of result.value) meter.observe(part);
         yield result.value;
       }
     }

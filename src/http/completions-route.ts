@@ -45,10 +45,12 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null);
     let fingerprint: string | null = null;
     try {
-      for await (const part of run.generate(abort.signal)) {
-        if (part.type === 'text-delta') accumulator.addText(part);
-        else if (part.type === 'finish') accumulator.finish(part.choice, part.finishReason);
-        else if (part.type === 'metadata' && part.systemFingerprint) fingerprint = part.systemFingerprint;
+      for await (const batch of run.generate(abort.signal)) {
+        for (const part of batch) {
+          if (part.type === 'text-delta') accumulator.addText(part);
+          else if (part.type === 'finish') accumulator.finish(part.choice, part.finishReason);
+          else if (part.type === 'metadata' && part.systemFingerprint) fingerprint = part.systemFingerprint;
+        }
       }
     } catch (error) {
       if (!abort.signal.aborted) throw error; // the error handler records it
@@ -84,16 +86,19 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage);
     chunks.setFingerprint(GATEWAY_FINGERPRINT);
     try {
-      for await (const part of run.generate(abort.signal)) {
-        if (part.type === 'text-delta') {
-          const logprobs = accumulator.addText(part);
-          await sse.data(chunks.choice(part.choice, part.text, logprobs, null));
-        } else if (part.type === 'finish') {
-          accumulator.finish(part.choice, part.finishReason);
-          await sse.data(chunks.choice(part.choice, '', null, part.finishReason));
-        } else if (part.type === 'metadata') {
-          chunks.setFingerprint(part.systemFingerprint);
+      for await (const batch of run.generate(abort.signal)) {
+        for (const part of batch) {
+          if (part.type === 'text-delta') {
+            const logprobs = accumulator.addText(part);
+            sse.send(chunks.choice(part.choice, part.text, logprobs, null));
+          } else if (part.type === 'finish') {
+            accumulator.finish(part.choice, part.finishReason);
+            sse.send(chunks.choice(part.choice, '', null, part.finishReason));
+          } else if (part.type === 'metadata') {
+            chunks.setFingerprint(part.systemFingerprint);
+          }
         }
+        await sse.drained();
       }
     } catch (error) {
       const { outcome, status, code } = outcomeOf(error, abort.signal.aborted);

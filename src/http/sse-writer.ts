@@ -20,6 +20,8 @@ export class SseWriter {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private corked = false;
+  /** The last write filled the socket's buffer: wait for `drain` before producing more. */
+  private blocked = false;
   private readonly uncork = () => {
     this.corked = false;
     this.response.uncork();
@@ -53,20 +55,28 @@ export class SseWriter {
     });
   }
 
+  /** Queues one `data:` event; call `drained()` after a batch to honour backpressure. */
+  send(json: string): void {
+    this.put(`data: ${json}\n\n`);
+  }
+
   /** Writes one `data:` event; resolves when the client can take more (backpressure). */
   async data(json: string): Promise<void> {
-    await this.write(`data: ${json}\n\n`);
+    this.send(json);
+    await this.drained();
   }
 
   /** Writes the error event in the OpenAI error shape and ends the stream. */
   async error(error: unknown): Promise<void> {
     const { body } = toErrorResponse(error);
-    await this.write(`data: ${JSON.stringify(body)}\n\n`);
+    this.put(`data: ${JSON.stringify(body)}\n\n`);
+    await this.drained();
     this.end();
   }
 
   async done(): Promise<void> {
-    await this.write(DONE);
+    this.put(DONE);
+    await this.drained();
     this.end();
   }
 
@@ -78,7 +88,22 @@ export class SseWriter {
     }
   }
 
-  private async write(text: string): Promise<void> {
+  /** Resolves once the socket took what was written (at once unless the client reads slowly). */
+  drained(): Promise<void> | void {
+    if (!this.blocked) return;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.blocked = false;
+        this.response.off('drain', done);
+        this.response.off('close', done);
+        resolve();
+      };
+      this.response.on('drain', done);
+      this.response.on('close', done);
+    });
+  }
+
+  private put(text: string): void {
     if (this.closed || this.response.writableEnded || this.response.destroyed) return;
     this.start();
     this.lastWriteAt = performance.now();
@@ -87,17 +112,7 @@ export class SseWriter {
       this.response.cork();
       process.nextTick(this.uncork);
     }
-    if (!this.response.write(text)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.response.off('drain', done);
-          this.response.off('close', done);
-          resolve();
-        };
-        this.response.on('drain', done);
-        this.response.on('close', done);
-      });
-    }
+    if (!this.response.write(text)) this.blocked = true;
   }
 
   private keepAlive(intervalMs: number): void {

@@ -123,10 +123,12 @@ export interface VendorAdapter {
    */
   prepare(request: GenerationRequest, model: ModelInfo): GenerationPlan;
   /**
-   * Generate. Throws VendorError (before or after output) on upstream failure. Must stop and
-   * release the upstream request when `options.signal` aborts.
+   * Generate. Parts come in batches, never empty: what one upstream read (or one slice of local
+   * compute) produced, in order, so that every layer above pays one await per read, not per part.
+   * Throws VendorError (before or after output) on upstream failure. Must stop and release the
+   * upstream request when `options.signal` aborts.
    */
-  stream(request: GenerationRequest, model: ModelInfo, options: GenerationOptions): AsyncIterable<StreamPart>;
+  stream(request: GenerationRequest, model: ModelInfo, options: GenerationOptions): AsyncIterable<StreamPart[]>;
   /** Release pooled connections and timers. */
   close?(): Promise<void>;
 }

@@ -73,7 +73,7 @@ export async function collect(adapter: VendorAdapter, generation: GenerationRequ
   const model = modelOf(adapter, generation.model);
   adapter.prepare(generation, model);
   const parts: StreamPart[] = [];
-  for await (const part of adapter.stream(generation, model, { signal, requestId: 'req_test' })) parts.push(part);
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'req_test' })) parts.push(...batch);
   return parts;
 }
 
@@ -81,7 +81,7 @@ export async function collect(adapter: VendorAdapter, generation: GenerationRequ
 export async function collectUntilError(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<{ parts: StreamPart[]; error: any }> {
   const parts: StreamPart[] = [];
   try {
-    for await (const part of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test' })) parts.push(part);
+    for await (const batch of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test' })) parts.push(...batch);
   } catch (error) {
     return { parts, error };
   }

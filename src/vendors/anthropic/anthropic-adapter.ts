@@ -33,7 +33,7 @@ export function createAnthropicAdapter(config: Config): VendorAdapter | string {
       const body = anthropicBody(request, plan, group);
       const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
       if (!request.stream) {
-        yield* anthropicMessageParts(vendor, await client.readText(response, signal));
+        yield anthropicMessageParts(vendor, await client.readText(response, signal));
         return;
       }
       const events = readSseEvents(vendor, client.chunks(response, signal));

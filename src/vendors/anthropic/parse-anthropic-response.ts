@@ -2,6 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import { decodeEventBatches } from '../shared/decode-event-batches.js';
 import type { SseEvent } from '../shared/read-sse-events.js';
 import type { VendorError } from '../vendor-error.js';
 import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
@@ -21,46 +22,50 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
   return parts;
 }
 
-export async function* anthropicStreamParts(vendor: string, events: AsyncIterable<SseEvent>, failure: AnthropicFailure): AsyncGenerator<CallPart> {
+export function anthropicStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
   let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let sawDelta = false;
   let done = false;
-  for await (const event of events) {
-    if (done) continue;
-    const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event');
-    switch (data.type) {
-      case 'message_start':
-        if (data.message?.usage) {
-          usage = mergeAnthropicUsage(usage, data.message.usage);
-          yield { type: 'usage-progress', usage: mapAnthropicUsage(usage) };
+  return decodeEventBatches(events, {
+    event(event, out) {
+      if (done) return;
+      const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event');
+      switch (data.type) {
+        case 'message_start':
+          if (data.message?.usage) {
+            usage = mergeAnthropicUsage(usage, data.message.usage);
+            out.push({ type: 'usage-progress', usage: mapAnthropicUsage(usage) });
+          }
+          break;
+        case 'content_block_start':
+          if (data.content_block?.type === 'text' && data.content_block.text) out.push({ type: 'text-delta', choice: 0, text: data.content_block.text });
+          break;
+        case 'content_block_delta':
+          // Only text: thinking and tool deltas cannot occur without the features that enable them.
+          if (data.delta?.type === 'text_delta' && data.delta.text) out.push({ type: 'text-delta', choice: 0, text: data.delta.text });
+          break;
+        case 'message_delta':
+          sawDelta = true;
+          stopReason = data.delta?.stop_reason ?? stopReason;
+          if (data.usage) usage = mergeAnthropicUsage(usage, data.usage);
+          break;
+        case 'message_stop':
+          done = true;
+          break;
+        case 'error': {
+          const status = anthropicErrorStatus[data.error?.type ?? ''] ?? 500;
+          throw failure(status, data.error?.message ?? null);
         }
-        break;
-      case 'content_block_start':
-        if (data.content_block?.type === 'text' && data.content_block.text) yield { type: 'text-delta', choice: 0, text: data.content_block.text };
-        break;
-      case 'content_block_delta':
-        // Only text: thinking and tool deltas cannot occur without the features that enable them.
-        if (data.delta?.type === 'text_delta' && data.delta.text) yield { type: 'text-delta', choice: 0, text: data.delta.text };
-        break;
-      case 'message_delta':
-        sawDelta = true;
-        stopReason = data.delta?.stop_reason ?? stopReason;
-        if (data.usage) usage = mergeAnthropicUsage(usage, data.usage);
-        break;
-      case 'message_stop':
-        done = true;
-        break;
-      case 'error': {
-        const status = anthropicErrorStatus[data.error?.type ?? ''] ?? 500;
-        throw failure(status, data.error?.message ?? null);
+        default:
+          // ping, content_block_stop, and event types added after this was written.
+          break;
       }
-      default:
-        // ping, content_block_stop, and event types added after this was written.
-        break;
-    }
-  }
-  if (!done && !sawDelta) throw malformedUpstream(vendor, 'a stream that ended before message_stop');
-  yield { type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(stopReason) };
-  yield { type: 'usage', usage: mapAnthropicUsage(usage) };
+    },
+    end(out) {
+      if (!done && !sawDelta) throw malformedUpstream(vendor, 'a stream that ended before message_stop');
+      out.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(stopReason) });
+      out.push({ type: 'usage', usage: mapAnthropicUsage(usage) });
+    },
+  });
 }

@@ -33,7 +33,7 @@ export function createGeminiAdapter(config: Config): VendorAdapter | string {
       const headers = { 'x-goog-api-key': apiKey, 'x-request-id': requestId };
       const response = await client.open({ url, headers, body: geminiBody(request, plan, group), streaming: request.stream, signal, model: model.name });
       if (!request.stream) {
-        yield* geminiResponseParts(vendor, await client.readText(response, signal), failure);
+        yield geminiResponseParts(vendor, await client.readText(response, signal), failure);
         return;
       }
       yield* geminiStreamParts(vendor, readSseEvents(vendor, client.chunks(response, signal)), failure);

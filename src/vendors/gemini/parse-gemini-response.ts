@@ -2,6 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import { decodeEventBatches } from '../shared/decode-event-batches.js';
 import type { SseEvent } from '../shared/read-sse-events.js';
 import type { FinishReason, Usage } from '../types.js';
 import type { VendorError } from '../vendor-error.js';
@@ -18,40 +19,42 @@ interface State {
 }
 
 /** usageMetadata is cumulative on every chunk: the last one is the call's usage. */
-function* consume(response: GeminiResponse, state: State, failure: GeminiFailure): Generator<CallPart> {
+function consume(response: GeminiResponse, state: State, failure: GeminiFailure, out: CallPart[]): void {
   if (response.error) {
     const described = describeGeminiError(response.error);
     throw failure(described.status ?? response.error.code ?? 500, described.message, described.retryAfterSeconds ?? null);
   }
   if (response.usageMetadata) {
     state.usage = mapGeminiUsage(response.usageMetadata);
-    yield { type: 'usage-progress', usage: state.usage };
+    out.push({ type: 'usage-progress', usage: state.usage });
   }
   const candidate = response.candidates?.[0];
   for (const part of candidate?.content?.parts ?? []) {
     // Thought summaries are not completion text (and only appear when asked for).
-    if (part.text && !part.thought) yield { type: 'text-delta', choice: 0, text: part.text };
+    if (part.text && !part.thought) out.push({ type: 'text-delta', choice: 0, text: part.text });
   }
   if (candidate?.finishReason) state.finish = mapGeminiFinishReason(candidate.finishReason);
   else if (!candidate && response.promptFeedback?.blockReason) state.finish = 'content_filter';
 }
 
-function* finish(vendor: string, state: State): Generator<CallPart> {
+function finish(vendor: string, state: State, out: CallPart[]): void {
   if (state.finish === null) throw malformedUpstream(vendor, 'a response that ended without a finish reason');
-  yield { type: 'finish', choice: 0, finishReason: state.finish };
-  if (state.usage) yield { type: 'usage', usage: state.usage };
+  out.push({ type: 'finish', choice: 0, finishReason: state.finish });
+  if (state.usage) out.push({ type: 'usage', usage: state.usage });
 }
 
-export function* geminiResponseParts(vendor: string, text: string, failure: GeminiFailure): Generator<CallPart> {
+export function geminiResponseParts(vendor: string, text: string, failure: GeminiFailure): CallPart[] {
   const state: State = { finish: null, usage: null };
-  yield* consume(parseUpstreamJson(vendor, geminiResponseSchema, text, 'a response'), state, failure);
-  yield* finish(vendor, state);
+  const out: CallPart[] = [];
+  consume(parseUpstreamJson(vendor, geminiResponseSchema, text, 'a response'), state, failure, out);
+  finish(vendor, state, out);
+  return out;
 }
 
-export async function* geminiStreamParts(vendor: string, events: AsyncIterable<SseEvent>, failure: GeminiFailure): AsyncGenerator<CallPart> {
+export function geminiStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, failure: GeminiFailure): AsyncGenerator<CallPart[]> {
   const state: State = { finish: null, usage: null };
-  for await (const event of events) {
-    yield* consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk'), state, failure);
-  }
-  yield* finish(vendor, state);
+  return decodeEventBatches(events, {
+    event: (event, out) => consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk'), state, failure, out),
+    end: (out) => finish(vendor, state, out),
+  });
 }

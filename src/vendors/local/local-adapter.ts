@@ -47,7 +47,7 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
   );
   const models = localModels();
 
-  async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart> {
+  async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
     const checked = checkLocalRequest(request, info, model);
     const bestOf = request.bestOf !== null && request.bestOf > 1 ? request.bestOf : null;
     let promptTokens = 0;
@@ -86,7 +86,7 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
       for (let candidate = 0; candidate < bestOf && !aborted; candidate++) {
         const result = emptyResult();
         const parts: StreamPart[] = [];
-        for await (const part of generateChoice(job(-1, candidate), result)) parts.push(part);
+        for await (const batch of generateChoice(job(-1, candidate), result)) parts.push(...batch);
         completionTokens += result.completionTokens;
         aborted = result.aborted;
         const score = result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0;
@@ -96,10 +96,10 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
       candidates.sort((left, right) => right.score - left.score || left.index - right.index);
       for (const [rank, candidate] of candidates.slice(0, request.n).entries()) {
         const choice = promptIndex * request.n + rank;
-        for (const part of candidate.parts) yield 'choice' in part ? { ...part, choice } : part;
+        if (candidate.parts.length > 0) yield candidate.parts.map((part) => ('choice' in part ? { ...part, choice } : part));
       }
     }
-    yield { type: 'usage', usage: { promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 } };
+    yield [{ type: 'usage', usage: { promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 } }];
   }
 
   function echoFor(tokens: number[], text: string, logprobs: number | null): LocalChoiceJob['echo'] {

@@ -48,10 +48,12 @@ export interface LocalChoiceResult {
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceResult): AsyncGenerator<StreamPart> {
+export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceResult): AsyncGenerator<StreamPart[]> {
   const { model, texts, choice } = job;
+  // Parts of one compute slice (between event-loop yields) leave as one batch.
+  let batch: StreamPart[] = [];
   if (job.echo && job.echo.text.length > 0) {
-    yield job.echo.logprobs ? { type: 'text-delta', choice, text: job.echo.text, logprobs: job.echo.logprobs } : { type: 'text-delta', choice, text: job.echo.text };
+    batch.push(job.echo.logprobs ? { type: 'text-delta', choice, text: job.echo.text, logprobs: job.echo.logprobs } : { type: 'text-delta', choice, text: job.echo.text });
   }
   const workspace = job.pool.acquire();
   const sampler = new LocalSampler(model, workspace, job.sampling);
@@ -66,9 +68,16 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
     let unitEntries: TokenLogprob[] | null = job.logprobs !== null ? [] : null;
     let finishReason: FinishReason = 'length';
     for (let step = 0; step < job.maxTokens; step++) {
-      if (step > 0 && step % TOKENS_BETWEEN_YIELDS === 0) await yieldToEventLoop();
+      if (step > 0 && step % TOKENS_BETWEEN_YIELDS === 0) {
+        if (batch.length > 0) {
+          yield batch;
+          batch = [];
+        }
+        await yieldToEventLoop();
+      }
       if (job.signal.aborted) {
         result.aborted = true;
+        if (batch.length > 0) yield batch;
         return;
       }
       model.findNodes(history, nodes);
@@ -94,7 +103,7 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
       if (text === null) continue;
       const part = output.push(text, unitEntries);
       if (unitEntries) unitEntries = [];
-      if (part) yield part;
+      if (part) batch.push(part);
       if (output.stopped) {
         finishReason = 'stop';
         break;
@@ -103,15 +112,16 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
     if (!output.stopped) {
       if (assembler.holding) {
         const part = output.push(assembler.flush(), unitEntries);
-        if (part) yield part;
+        if (part) batch.push(part);
       }
       if (output.stopped) finishReason = 'stop';
       else {
         const part = output.finish();
-        if (part) yield part;
+        if (part) batch.push(part);
       }
     }
-    yield { type: 'finish', choice, finishReason };
+    batch.push({ type: 'finish', choice, finishReason });
+    yield batch;
   } finally {
     sampler.release();
     job.pool.release(workspace);

@@ -59,11 +59,11 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       stops: plan.gatewayStops,
       promptText: prompts.map(promptText).join(''),
       countTokens: model.countTokens,
-      async *run(signal: AbortSignal): AsyncGenerator<CallPart> {
+      async *run(signal: AbortSignal): AsyncGenerator<CallPart[]> {
         const response = await client.open({ url, headers: { ...authHeaders, 'x-request-id': requestId }, body, streaming, signal, model: model.name });
         if (!streaming) {
           const text = await client.readText(response, signal);
-          yield* plan.mode === 'native' ? completionResponseParts(preset.name, text) : chatResponseParts(preset.name, text);
+          yield plan.mode === 'native' ? completionResponseParts(preset.name, text) : chatResponseParts(preset.name, text);
           return;
         }
         const events = readSseEvents(preset.name, client.chunks(response, signal));
@@ -79,7 +79,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     prepare(request, model) {
       return { emulated: planOpenAICompatible(preset, request, model).emulated };
     },
-    async *stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart> {
+    async *stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
       const plan = planOpenAICompatible(preset, request, model);
       const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
       yield* runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });

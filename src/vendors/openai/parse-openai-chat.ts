@@ -2,6 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import { decodeEventBatches } from '../shared/decode-event-batches.js';
 import type { SseEvent } from '../shared/read-sse-events.js';
 import type { Usage } from '../types.js';
 import { openaiChatSchema, type OpenAIChat } from './openai-api.js';
@@ -24,36 +25,40 @@ export function chatResponseParts(vendor: string, text: string): CallPart[] {
   return parts;
 }
 
-export async function* chatStreamParts(vendor: string, events: AsyncIterable<SseEvent>, choiceCount: number): AsyncGenerator<CallPart> {
+export function chatStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, choiceCount: number): AsyncGenerator<CallPart[]> {
   let usage: Usage | null = null;
   let fingerprintSent = false;
   const finished = new Set<number>();
   let done = false;
-  for await (const event of events) {
-    // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
-    if (done) continue;
-    if (event.data === '[DONE]') {
-      done = true;
-      continue;
-    }
-    const chunk: OpenAIChat = parseUpstreamJson(vendor, openaiChatSchema, event.data, 'a broken stream chunk');
-    if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
-    if (chunk.system_fingerprint && !fingerprintSent) {
-      fingerprintSent = true;
-      yield { type: 'metadata', systemFingerprint: chunk.system_fingerprint };
-    }
-    for (const choice of chunk.choices ?? []) {
-      const index = choice.index ?? 0;
-      const content = choice.delta?.content;
-      if (content) yield { type: 'text-delta', choice: index, text: content };
-      if (choice.finish_reason) {
-        finished.add(index);
-        yield { type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) };
+  return decodeEventBatches(events, {
+    event(event, out) {
+      // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
+      if (done) return;
+      if (event.data === '[DONE]') {
+        done = true;
+        return;
       }
-    }
-    const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
-    if (chunkUsage) usage = mapOpenAIUsage(chunkUsage);
-  }
-  if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
-  if (usage) yield { type: 'usage', usage };
+      const chunk: OpenAIChat = parseUpstreamJson(vendor, openaiChatSchema, event.data, 'a broken stream chunk');
+      if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
+      if (chunk.system_fingerprint && !fingerprintSent) {
+        fingerprintSent = true;
+        out.push({ type: 'metadata', systemFingerprint: chunk.system_fingerprint });
+      }
+      for (const choice of chunk.choices ?? []) {
+        const index = choice.index ?? 0;
+        const content = choice.delta?.content;
+        if (content) out.push({ type: 'text-delta', choice: index, text: content });
+        if (choice.finish_reason) {
+          finished.add(index);
+          out.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) });
+        }
+      }
+      const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
+      if (chunkUsage) usage = mapOpenAIUsage(chunkUsage);
+    },
+    end(out) {
+      if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
+      if (usage) out.push({ type: 'usage', usage });
+    },
+  });
 }

@@ -2,6 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
+import { decodeEventBatches } from '../shared/decode-event-batches.js';
 import type { SseEvent } from '../shared/read-sse-events.js';
 import type { Usage } from '../types.js';
 import { isPlainCompletionChunk, openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
@@ -28,36 +29,40 @@ export function completionResponseParts(vendor: string, text: string): CallPart[
  * Usage may arrive in a dedicated last chunk (include_usage) or, on some servers, cumulatively on
  * several chunks: the last one seen is yielded once, at the end, so it is never double counted.
  */
-export async function* completionStreamParts(vendor: string, events: AsyncIterable<SseEvent>, choiceCount: number): AsyncGenerator<CallPart> {
+export function completionStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, choiceCount: number): AsyncGenerator<CallPart[]> {
   let usage: Usage | null = null;
   let fingerprintSent = false;
   const finished = new Set<number>();
   let done = false;
-  for await (const event of events) {
-    // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
-    if (done) continue;
-    if (event.data === '[DONE]') {
-      done = true;
-      continue;
-    }
-    const chunk: OpenAICompletion = parseUpstreamJson(vendor, openaiCompletionSchema, event.data, 'a broken stream chunk', isPlainCompletionChunk);
-    if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
-    if (chunk.system_fingerprint && !fingerprintSent) {
-      fingerprintSent = true;
-      yield { type: 'metadata', systemFingerprint: chunk.system_fingerprint };
-    }
-    for (const choice of chunk.choices ?? []) {
-      const index = choice.index ?? 0;
-      const logprobs = mapOpenAILogprobs(choice.logprobs);
-      if (choice.text || logprobs) yield { type: 'text-delta', choice: index, text: choice.text ?? '', ...(logprobs ? { logprobs } : {}) };
-      if (choice.finish_reason) {
-        finished.add(index);
-        yield { type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) };
+  return decodeEventBatches(events, {
+    event(event, out) {
+      // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
+      if (done) return;
+      if (event.data === '[DONE]') {
+        done = true;
+        return;
       }
-    }
-    if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
-  }
-  // Tolerate a missing [DONE] only when every choice already finished.
-  if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
-  if (usage) yield { type: 'usage', usage };
+      const chunk: OpenAICompletion = parseUpstreamJson(vendor, openaiCompletionSchema, event.data, 'a broken stream chunk', isPlainCompletionChunk);
+      if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
+      if (chunk.system_fingerprint && !fingerprintSent) {
+        fingerprintSent = true;
+        out.push({ type: 'metadata', systemFingerprint: chunk.system_fingerprint });
+      }
+      for (const choice of chunk.choices ?? []) {
+        const index = choice.index ?? 0;
+        const logprobs = mapOpenAILogprobs(choice.logprobs);
+        if (choice.text || logprobs) out.push(logprobs ? { type: 'text-delta', choice: index, text: choice.text ?? '', logprobs } : { type: 'text-delta', choice: index, text: choice.text ?? '' });
+        if (choice.finish_reason) {
+          finished.add(index);
+          out.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) });
+        }
+      }
+      if (chunk.usage) usage = mapOpenAIUsage(chunk.usage);
+    },
+    end(out) {
+      // Tolerate a missing [DONE] only when every choice already finished.
+      if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
+      if (usage) out.push({ type: 'usage', usage });
+    },
+  });
 }

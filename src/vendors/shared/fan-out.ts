@@ -5,27 +5,29 @@
  */
 import type { StreamPart } from '../types.js';
 
-export type CallSource = (signal: AbortSignal) => AsyncIterable<StreamPart>;
+export type CallSource = (signal: AbortSignal) => AsyncIterable<StreamPart[]>;
 
 interface Running {
-  iterator: AsyncIterator<StreamPart>;
+  iterator: AsyncIterator<StreamPart[]>;
   pending: Promise<Settled>;
 }
 
-type Settled = { index: number; result: IteratorResult<StreamPart> } | { index: number; error: unknown };
+type Settled = { index: number; result: IteratorResult<StreamPart[]> } | { index: number; error: unknown };
 
-export async function* fanOut(sources: readonly CallSource[], signal: AbortSignal, concurrency: number): AsyncGenerator<StreamPart> {
-  if (sources.length === 1) {
-    yield* sources[0](signal);
-    return;
-  }
+/** Merges the calls' batches; one call is returned as it is (no extra generator layer). */
+export function fanOut(sources: readonly CallSource[], signal: AbortSignal, concurrency: number): AsyncIterable<StreamPart[]> {
+  if (sources.length === 1) return sources[0](signal);
+  return merge(sources, signal, concurrency);
+}
+
+async function* merge(sources: readonly CallSource[], signal: AbortSignal, concurrency: number): AsyncGenerator<StreamPart[]> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal.reason);
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
   const running = new Map<number, Running>();
   let next = 0;
-  const pull = (index: number, iterator: AsyncIterator<StreamPart>): Promise<Settled> =>
+  const pull = (index: number, iterator: AsyncIterator<StreamPart[]>): Promise<Settled> =>
     iterator.next().then(
       (result) => ({ index, result }),
       (error: unknown) => ({ index, error }),

@@ -1,4 +1,7 @@
-/** Turns an upstream SSE body into events through eventsource-parser (handles any chunk boundary). */
+/**
+ * Turns an upstream SSE body into events through eventsource-parser (handles any chunk boundary).
+ * Yields the events of each network read as one batch, so the layers above await once per read.
+ */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { malformedUpstream } from './map-upstream-error.js';
 
@@ -10,13 +13,13 @@ export interface SseEvent {
 // One SSE event larger than this is a broken upstream, not a completion delta.
 const maxBufferSize = 8 * 1024 * 1024;
 
-export async function* readSseEvents(vendor: string, chunks: AsyncIterable<Buffer>): AsyncGenerator<SseEvent> {
+export async function* readSseEvents(vendor: string, chunks: AsyncIterable<Buffer>): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder();
-  let queue: EventSourceMessage[] = [];
+  let queue: SseEvent[] = [];
   let failure: Error | null = null;
   const parser = createParser({
     maxBufferSize,
-    onEvent: (message) => queue.push(message),
+    onEvent: (message: EventSourceMessage) => queue.push({ event: message.event, data: message.data }),
     onError: (error) => {
       failure = error;
     },
@@ -27,11 +30,11 @@ export async function* readSseEvents(vendor: string, chunks: AsyncIterable<Buffe
     if (queue.length) {
       const ready = queue;
       queue = [];
-      for (const message of ready) yield { event: message.event, data: message.data };
+      yield ready;
     }
   }
   parser.feed(decoder.decode());
   // A final event without its blank line still counts: some servers end the body right after it.
   parser.feed('\n\n');
-  for (const message of queue) yield { event: message.event, data: message.data };
+  if (queue.length) yield queue;
 }

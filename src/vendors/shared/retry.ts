@@ -15,14 +15,14 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-export async function* withRetry(attempt: () => AsyncIterable<CallPart>, options: RetryOptions, signal: AbortSignal): AsyncGenerator<CallPart> {
+export async function* withRetry(attempt: () => AsyncIterable<CallPart[]>, options: RetryOptions, signal: AbortSignal): AsyncGenerator<CallPart[]> {
   for (let retry = 0; ; retry++) {
     let output = false;
     try {
-      for await (const part of attempt()) {
+      for await (const batch of attempt()) {
         // usage-progress never reaches the client, so it does not close the retry window.
-        if (part.type !== 'usage-progress') output = true;
-        yield part;
+        if (!output && batch.some((part) => part.type !== 'usage-progress')) output = true;
+        yield batch;
       }
       return;
     } catch (error) {

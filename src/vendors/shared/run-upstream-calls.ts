@@ -9,7 +9,7 @@ import { withRetry, type RetryOptions } from './retry.js';
 import { shapeChoices, type CallShape } from './shape-choices.js';
 
 export interface PlannedCall extends CallShape {
-  run(signal: AbortSignal): AsyncIterable<CallPart>;
+  run(signal: AbortSignal): AsyncIterable<CallPart[]>;
 }
 
 export interface RunOptions {
@@ -18,7 +18,7 @@ export interface RunOptions {
   maxConcurrentCalls: number;
 }
 
-export function runUpstreamCalls(calls: readonly PlannedCall[], options: RunOptions): AsyncIterable<StreamPart> {
+export function runUpstreamCalls(calls: readonly PlannedCall[], options: RunOptions): AsyncIterable<StreamPart[]> {
   const sources = calls.map((call) => (signal: AbortSignal) => shapeChoices(withRetry(() => call.run(signal), options.retry, signal), call));
   return fanOut(sources, options.signal, options.maxConcurrentCalls);
 }

@@ -22,7 +22,7 @@ export interface CallShape {
   countTokens(text: string): number;
 }
 
-export async function* shapeChoices(source: AsyncIterable<CallPart>, shape: CallShape): AsyncGenerator<StreamPart> {
+export async function* shapeChoices(source: AsyncIterable<CallPart[]>, shape: CallShape): AsyncGenerator<StreamPart[]> {
   const matchers = shape.stops.length > 0 ? Array.from({ length: shape.choiceCount }, () => new StopMatcher(shape.stops)) : null;
   const echoPending = shape.echo ? [...shape.echo] : null;
   const finished = new Set<number>();
@@ -31,51 +31,66 @@ export async function* shapeChoices(source: AsyncIterable<CallPart>, shape: Call
   let generated = '';
   let abandoned = false;
 
-  const echoFor = (local: number): StreamPart | null => {
+  const pushEcho = (local: number, out: StreamPart[]): void => {
     const text = echoPending?.[local];
-    if (!text) return null;
+    if (!text) return;
     echoPending[local] = null;
-    return { type: 'text-delta', choice: shape.choiceOffset + local, text };
+    out.push({ type: 'text-delta', choice: shape.choiceOffset + local, text });
   };
 
-  for await (const part of source) {
+  /** Shapes one part onto `out`; true once every choice of the call hit a gateway stop. */
+  const shapePart = (part: CallPart, out: StreamPart[]): boolean => {
     if (part.type === 'usage-progress') {
       progress = part.usage;
-      continue;
+      return false;
     }
     if (part.type === 'usage') usageSeen = true;
     if (part.type !== 'text-delta' && part.type !== 'finish') {
-      yield part;
-      continue;
+      out.push(part);
+      return false;
     }
     const local = part.choice;
-    if (finished.has(local)) continue;
+    if (finished.has(local)) return false;
     const choice = shape.choiceOffset + local;
-    const echo = echoFor(local);
-    if (echo) yield echo;
+    pushEcho(local, out);
     if (part.type === 'text-delta') {
       generated += part.text;
       if (!matchers) {
-        yield { ...part, choice };
-        continue;
+        out.push(choice === local ? part : { ...part, choice });
+        return false;
       }
       const released = matchers[local].push(part.text);
-      if (released.text) yield { type: 'text-delta', choice, text: released.text };
-      if (!released.stopped) continue;
+      if (released.text) out.push({ type: 'text-delta', choice, text: released.text });
+      if (!released.stopped) return false;
       finished.add(local);
-      yield { type: 'finish', choice, finishReason: 'stop' };
-      if (finished.size === shape.choiceCount) {
+      out.push({ type: 'finish', choice, finishReason: 'stop' });
+      return finished.size === shape.choiceCount;
+    }
+    const rest = matchers?.[local].flush();
+    if (rest) out.push({ type: 'text-delta', choice, text: rest });
+    finished.add(local);
+    out.push(choice === local ? part : { ...part, choice });
+    return false;
+  };
+
+  let last: StreamPart[] = [];
+  for await (const batch of source) {
+    const out: StreamPart[] = [];
+    for (const part of batch) {
+      if (shapePart(part, out)) {
         abandoned = true;
         break;
       }
-      continue;
     }
-    const rest = matchers?.[local].flush();
-    if (rest) yield { type: 'text-delta', choice, text: rest };
-    finished.add(local);
-    yield { ...part, choice };
+    if (abandoned) {
+      // Leaving the loop ends the upstream call (its socket is destroyed) before the last batch goes out.
+      last = out;
+      break;
+    }
+    if (out.length > 0) yield out;
   }
-  if (abandoned && !usageSeen) yield { type: 'usage', usage: estimateUsage(progress, generated, shape) };
+  if (abandoned && !usageSeen) last.push({ type: 'usage', usage: estimateUsage(progress, generated, shape) });
+  if (last.length > 0) yield last;
 }
 
 /** The vendor's own counts where it gave them, the shared tokenizer's estimate for the rest. */

@@ -36,8 +36,8 @@ export interface SingleChoiceVendor {
   models: CatalogueEntry[];
   extractError(text: string): ExtractedError;
   plan(vendor: string, request: GenerationRequest): GenerationPlanDetail;
-  /** One upstream call: send it, and turn its answer (whole or streamed) into call parts. */
-  call(context: SingleCallContext): AsyncIterable<CallPart>;
+  /** One upstream call: send it, and turn its answer (whole or streamed) into batches of call parts. */
+  call(context: SingleCallContext): AsyncIterable<CallPart[]>;
 }
 
 /** The adapter, or the message saying which variable enables the vendor. */
@@ -84,7 +84,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
     prepare: (request) => ({ emulated: spec.plan(vendor, request).emulated }),
-    async *stream(request, model, options): AsyncGenerator<StreamPart> {
+    async *stream(request, model, options): AsyncGenerator<StreamPart[]> {
       yield* runUpstreamCalls(calls(request, model, options.requestId), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
     },
     close: () => client.close(),
