@@ -149,7 +149,7 @@ describe('no SSRF: request fields never steer the upstream', () => {
     assert.equal(response.status, 200, response.text);
     const seen = upstream.requests.at(-1)!;
     assert.equal(seen.headers.authorization, `Bearer ${VENDOR_KEY}`);
-    assert.match(String(seen.headers['x-request-id']), /^cmpl-[A-Za-z0-9_-]{24}$/);
+    assert.match(String(seen.headers['x-request-id']), /^cmpl-[0-9a-z]{8}[A-Za-z0-9_-]{24}$/);
   });
 });
 
@@ -159,7 +159,7 @@ describe('ids, CORS, error messages', () => {
     const requestIds = responses.map((response) => response.headers.get('x-request-id')!);
     const completionIds = responses.map((response) => response.body.id as string);
     for (const id of requestIds) assert.match(id, /^req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    for (const id of completionIds) assert.match(id, /^cmpl-[A-Za-z0-9_-]{24}$/);
+    for (const id of completionIds) assert.match(id, /^cmpl-[0-9a-z]{8}[A-Za-z0-9_-]{24}$/);
     assert.equal(new Set(requestIds).size, requestIds.length);
     assert.equal(new Set(completionIds).size, completionIds.length);
   });

@@ -1,12 +1,18 @@
-/** prompt + max_tokens must fit the model's context window, per prompt. */
+/**
+ * prompt + max_tokens must fit the model's context window, per prompt. Counting tokens is the
+ * costly part, so it happens only when a cheap bound cannot settle the question: a token is at
+ * least one UTF-8 byte, and a UTF-16 code unit is at most three bytes, so `3 × length` (then the
+ * byte length) bounds the count from above. The exact total is computed on first read, which only
+ * admission does, and only when a budget or token limit applies.
+ */
 import { invalidRequest } from '../http/gateway-error.js';
-import type { GenerationRequest, ModelInfo } from '../vendors/types.js';
+import type { GenerationRequest, ModelInfo, PromptInput } from '../vendors/types.js';
 
 export interface ContextCheck {
   /** Prompt tokens over all prompts (exact where the tokenizer is the model's, else an estimate). */
-  promptTokens: number;
+  readonly promptTokens: number;
   /** The most tokens the request can use: Σ prompt + max_tokens × max(n, best_of) × prompts. */
-  maxTotal: number;
+  readonly maxTotal: number;
 }
 
 export function checkContextWindow(request: GenerationRequest, model: ModelInfo): ContextCheck {
@@ -14,19 +20,35 @@ export function checkContextWindow(request: GenerationRequest, model: ModelInfo)
   if (request.maxTokens > window) {
     throw contextError(`'max_tokens' is ${request.maxTokens}, but this model's context window is ${window} tokens.`, 'max_tokens');
   }
-  let promptTokens = 0;
-  for (const prompt of request.prompts) {
-    const count = prompt.kind === 'tokens' ? prompt.tokens.length : model.countTokens(prompt.text);
-    promptTokens += count;
-    if (count + request.maxTokens > window) {
+  const counts: (number | null)[] = request.prompts.map((prompt) => {
+    if (prompt.kind === 'tokens') return prompt.tokens.length;
+    const room = window - request.maxTokens;
+    if (prompt.text.length * 3 <= room || Buffer.byteLength(prompt.text, 'utf8') <= room) return null;
+    return model.countTokens(prompt.text);
+  });
+  for (const count of counts) {
+    if (count !== null && count + request.maxTokens > window) {
       throw contextError(
         `This model's maximum context length is ${window} tokens, however you requested ${count + request.maxTokens} tokens (${count} in your prompt; ${request.maxTokens} for the completion). Please reduce your prompt or completion length.`,
         'prompt',
       );
     }
   }
+  let promptTokens: number | null = null;
+  const countPrompts = () => (promptTokens ??= request.prompts.reduce((sum, prompt, index) => sum + (counts[index] ?? countText(prompt, model)), 0));
   const perPrompt = Math.max(request.n, request.bestOf ?? 1);
-  return { promptTokens, maxTotal: promptTokens + request.maxTokens * perPrompt * request.prompts.length };
+  return {
+    get promptTokens() {
+      return countPrompts();
+    },
+    get maxTotal() {
+      return countPrompts() + request.maxTokens * perPrompt * request.prompts.length;
+    },
+  };
+}
+
+function countText(prompt: PromptInput, model: ModelInfo): number {
+  return prompt.kind === 'tokens' ? prompt.tokens.length : model.countTokens(prompt.text);
 }
 
 function contextError(message: string, param: string) {

@@ -66,12 +66,17 @@ export class CompletionRun {
     const targets = this.pipeline.targetsFor(parsed.model);
     this.target = this.pipeline.prepareTarget(targets[0], parsed);
     this.fallbacks = targets.slice(1);
-    const { promptTokens, maxTotal } = this.target.context;
+    const context = this.target.context;
+    // Getters: the prompt is tokenized only if admission reads them (a budget or token limit applies).
     this.ticket = await this.pipeline.dependencies.admission.admit({
       accountId: this.caller.account.id,
       keyId: this.caller.keyId,
-      maxTokens: maxTotal,
-      promptTokens,
+      get maxTokens() {
+        return context.maxTotal;
+      },
+      get promptTokens() {
+        return context.promptTokens;
+      },
     });
   }
 

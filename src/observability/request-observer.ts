@@ -22,14 +22,15 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
       const vendor = run.target?.resolved.adapter.name ?? 'none';
       const model = run.parsed?.model ?? 'unknown';
       const seconds = (performance.now() - run.startedAt) / 1000;
-      metrics.requests.inc({ vendor, model: run.target ? model : 'invalid', status: String(status) });
-      metrics.latency.observe({ vendor, stream: String(run.parsed?.stream ?? false) }, seconds);
-      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.observe({ vendor }, run.meter.firstTokenAt / 1000);
+      const stream = run.parsed?.stream ?? false;
+      metrics.requestsFor(vendor, run.target ? model : 'invalid', statusText(status)).inc();
+      metrics.latencyFor(vendor, stream ? 'true' : 'false').observe(seconds);
+      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByteFor(vendor).observe(run.meter.firstTokenAt / 1000);
       if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
       const usage = run.settledUsage;
       if (usage) {
-        metrics.tokens.inc({ account: run.caller.account.id, model, kind: 'prompt' }, usage.promptTokens);
-        metrics.tokens.inc({ account: run.caller.account.id, model, kind: 'completion' }, usage.completionTokens);
+        metrics.tokensFor(run.caller.account.id, model, 'prompt').inc(usage.promptTokens);
+        metrics.tokensFor(run.caller.account.id, model, 'completion').inc(usage.completionTokens);
       }
       logger.info({
         requestId: run.requestId,
@@ -37,7 +38,7 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
         keyId: run.caller.keyId,
         model,
         vendor,
-        stream: run.parsed?.stream ?? false,
+        stream,
         status,
         promptTokens: usage?.promptTokens ?? 0,
         completionTokens: usage?.completionTokens ?? 0,
@@ -47,4 +48,11 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
       }, 'completion');
     },
   };
+}
+
+const statusTexts = new Map<number, string>();
+function statusText(status: number): string {
+  let text = statusTexts.get(status);
+  if (!text) statusTexts.set(status, (text = String(status)));
+  return text;
 }
