@@ -46,11 +46,34 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     else authHeaders.authorization = `Bearer ${options.apiKey}`;
   }
 
+  // `prepare` and `stream` see the same request object: plan it once.
+  const plans = new WeakMap<GenerationRequest, OpenAICompatiblePlan>();
+  const planFor = (request: GenerationRequest, model: ModelInfo): OpenAICompatiblePlan => {
+    let plan = plans.get(request);
+    if (!plan) {
+      plan = planOpenAICompatible(preset, request, model);
+      plans.set(request, plan);
+    }
+    return plan;
+  };
+  // One URL object per model and mode (models come from the catalogue; the cap only guards memory).
+  const urls = new Map<string, URL>();
+  const urlFor = (mode: 'native' | 'chat', modelName: string): URL => {
+    const key = `${mode}\u0000${modelName}`;
+    let url = urls.get(key);
+    if (!url) {
+      if (urls.size >= 1_000) urls.clear();
+      url = openaiCompatibleUrl(preset, options.baseUrl, mode, modelName, options.apiVersion);
+      urls.set(key, url);
+    }
+    return url;
+  };
+
   const callFor = (request: GenerationRequest, model: ModelInfo, plan: OpenAICompatiblePlan, group: CallGroup, requestId: string): PlannedCall => {
     const prompts = group.promptIndexes.map((index) => request.prompts[index]);
     const choiceCount = prompts.length * group.n;
     const body = plan.mode === 'native' ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
-    const url = openaiCompatibleUrl(preset, options.baseUrl, plan.mode, model.name, options.apiVersion);
+    const url = urlFor(plan.mode, model.name);
     const streaming = request.stream;
     return {
       choiceOffset: group.choiceOffset,
@@ -77,10 +100,10 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
     prepare(request, model) {
-      return { emulated: planOpenAICompatible(preset, request, model).emulated };
+      return { emulated: planFor(request, model).emulated };
     },
     async *stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
-      const plan = planOpenAICompatible(preset, request, model);
+      const plan = planFor(request, model);
       const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
       yield* runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
     },

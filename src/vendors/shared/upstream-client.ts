@@ -78,9 +78,10 @@ export class UpstreamClient {
     const signal = deadline.signal;
     let response: Dispatcher.ResponseData;
     try {
+      const target = targetOf(request.url);
       response = await this.agent.request({
-        origin: request.url.origin,
-        path: `${request.url.pathname}${request.url.search}`,
+        origin: target.origin,
+        path: target.path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
         body: JSON.stringify(request.body),
@@ -162,6 +163,17 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await this.agent.close().catch(() => this.agent.destroy());
   }
+}
+
+// URL getters build strings on every read; adapters reuse URL objects, so split each one once.
+const targets = new WeakMap<URL, { origin: string; path: string }>();
+function targetOf(url: URL): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (!target) {
+    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
+    targets.set(url, target);
+  }
+  return target;
 }
 
 async function readLimited(body: ResponseBody, limit: number): Promise<string> {
