@@ -3,8 +3,9 @@
  * backpressure (a slow reader pauses the producer instead of growing a buffer), the error event
  * in the one error shape, and the two-line ending both SDK families accept.
  *
- * Writes are corked and released once per tick, so the headers travel with the first event and
- * the events produced from one upstream chunk leave in one socket write.
+ * Events are collected in a string and leave in one `write` per batch (one chunk of the chunked
+ * encoding instead of one per event); the headers travel with the first of them. Keep-alives come
+ * from one shared timer per interval, not one timer per stream.
  */
 import type { ServerResponse } from 'node:http';
 import { toErrorResponse } from './error-mapper.js';
@@ -15,27 +16,23 @@ const DONE = 'event: done\ndata: [DONE]\n\n';
 export class SseWriter {
   private readonly response: ServerResponse;
   private readonly headers: Record<string, string>;
+  private readonly keepAliveIntervalMs: number;
   private started = false;
   private lastWriteAt: number;
-  private timer: NodeJS.Timeout | null = null;
   private closed = false;
-  private corked = false;
+  private pending = '';
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
   private blocked = false;
-  private readonly uncork = () => {
-    this.corked = false;
-    this.response.uncork();
-  };
 
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
     this.headers = headers;
-    this.timer = setInterval(() => this.keepAlive(keepAliveIntervalMs), Math.max(50, Math.floor(keepAliveIntervalMs / 3)));
-    this.timer.unref();
+    this.keepAliveIntervalMs = keepAliveIntervalMs;
     this.lastWriteAt = performance.now();
+    watch(this, keepAliveIntervalMs);
     response.once('close', () => {
       this.closed = true;
-      this.stop();
+      unwatch(this, keepAliveIntervalMs);
     });
   }
 
@@ -55,9 +52,9 @@ export class SseWriter {
     });
   }
 
-  /** Queues one `data:` event; call `drained()` after a batch to honour backpressure. */
+  /** Queues one `data:` event; `drained()` sends what is queued and honours backpressure. */
   send(json: string): void {
-    this.put(`data: ${json}\n\n`);
+    this.pending += `data: ${json}\n\n`;
   }
 
   /** Writes one `data:` event; resolves when the client can take more (backpressure). */
@@ -69,27 +66,34 @@ export class SseWriter {
   /** Writes the error event in the OpenAI error shape and ends the stream. */
   async error(error: unknown): Promise<void> {
     const { body } = toErrorResponse(error);
-    this.put(`data: ${JSON.stringify(body)}\n\n`);
+    this.pending += `data: ${JSON.stringify(body)}\n\n`;
     await this.drained();
     this.end();
   }
 
   async done(): Promise<void> {
-    this.put(DONE);
-    await this.drained();
+    this.pending += DONE;
     this.end();
   }
 
+  /** Sends what is queued with the end of the response. */
   end(): void {
-    this.stop();
-    if (!this.response.writableEnded) {
-      if (!this.started && !this.response.headersSent) this.start();
-      this.response.end();
-    }
+    unwatch(this, this.keepAliveIntervalMs);
+    const text = this.take();
+    if (this.response.writableEnded) return;
+    if (!this.started && !this.response.headersSent) this.start();
+    if (text && !this.closed && !this.response.destroyed) this.response.end(text);
+    else this.response.end();
   }
 
-  /** Resolves once the socket took what was written (at once unless the client reads slowly). */
+  /** Sends what is queued; resolves once the socket took it (at once unless the client reads slowly). */
   drained(): Promise<void> | void {
+    const text = this.take();
+    if (text && !this.closed && !this.response.writableEnded && !this.response.destroyed) {
+      this.start();
+      this.lastWriteAt = performance.now();
+      if (!this.response.write(text)) this.blocked = true;
+    }
     if (!this.blocked) return;
     return new Promise<void>((resolve) => {
       const done = () => {
@@ -103,31 +107,44 @@ export class SseWriter {
     });
   }
 
-  private put(text: string): void {
-    if (this.closed || this.response.writableEnded || this.response.destroyed) return;
-    this.start();
-    this.lastWriteAt = performance.now();
-    if (!this.corked) {
-      this.corked = true;
-      this.response.cork();
-      process.nextTick(this.uncork);
-    }
-    if (!this.response.write(text)) this.blocked = true;
-  }
-
-  private keepAlive(intervalMs: number): void {
+  /** Called by the shared timer: a comment line when nothing was written for a whole interval. */
+  keepAlive(now: number): void {
     if (this.closed || this.response.writableEnded) return;
-    if (performance.now() - this.lastWriteAt < intervalMs) return;
+    if (now - this.lastWriteAt < this.keepAliveIntervalMs) return;
     this.start();
-    this.lastWriteAt = performance.now();
+    this.lastWriteAt = now;
     // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
     this.response.write(': ping\n\n');
   }
 
-  private stop(): void {
-    if (this.timer) {
-      clearInterval(this.timer);
-      this.timer = null;
-    }
+  private take(): string {
+    const text = this.pending;
+    this.pending = '';
+    return text;
   }
+}
+
+/** Open writers by keep-alive interval, each group ticked by one unref'd timer. */
+const groups = new Map<number, { writers: Set<SseWriter>; timer: NodeJS.Timeout }>();
+
+function watch(writer: SseWriter, intervalMs: number): void {
+  let group = groups.get(intervalMs);
+  if (!group) {
+    const writers = new Set<SseWriter>();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      for (const each of writers) each.keepAlive(now);
+    }, Math.max(50, Math.floor(intervalMs / 3)));
+    timer.unref();
+    group = { writers, timer };
+    groups.set(intervalMs, group);
+  }
+  group.writers.add(writer);
+}
+
+function unwatch(writer: SseWriter, intervalMs: number): void {
+  const group = groups.get(intervalMs);
+  if (!group || !group.writers.delete(writer) || group.writers.size > 0) return;
+  clearInterval(group.timer);
+  groups.delete(intervalMs);
 }
