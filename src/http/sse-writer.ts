@@ -3,9 +3,11 @@
  * backpressure (a slow reader pauses the producer instead of growing a buffer), the error event
  * in the one error shape, and the two-line ending both SDK families accept.
  *
- * Events are collected in a string and leave in one `write` per batch (one chunk of the chunked
- * encoding instead of one per event); the headers travel with the first of them. Keep-alives come
- * from one shared timer per interval, not one timer per stream.
+ * Events are collected in a string and leave in one `write` per event-loop turn (one chunk of the
+ * chunked encoding instead of one per event), from a setImmediate after the batch that queued them;
+ * when the stream ends in the same turn, everything leaves with the end of the response in one
+ * socket write. The headers travel with the first of them. Keep-alives come from one shared timer
+ * per interval, not one timer per stream.
  */
 import type { ServerResponse } from 'node:http';
 import { toErrorResponse } from './error-mapper.js';
@@ -21,6 +23,13 @@ export class SseWriter {
   private lastWriteAt: number;
   private closed = false;
   private pending = '';
+  /** Something was queued: the response is committed to 200 (errors become error events). */
+  private output = false;
+  private flushScheduled = false;
+  private readonly flushPending = () => {
+    this.flushScheduled = false;
+    this.write(this.take());
+  };
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
   private blocked = false;
 
@@ -36,8 +45,9 @@ export class SseWriter {
     });
   }
 
+  /** True once any event was queued or written: from then on failures are error events, not HTTP errors. */
   get headersSent(): boolean {
-    return this.started;
+    return this.started || this.output;
   }
 
   /** Sets the status line and headers; they leave with the first write. */
@@ -54,6 +64,7 @@ export class SseWriter {
 
   /** Queues one `data:` event; `drained()` sends what is queued and honours backpressure. */
   send(json: string): void {
+    this.output = true;
     this.pending += `data: ${json}\n\n`;
   }
 
@@ -67,7 +78,6 @@ export class SseWriter {
   async error(error: unknown): Promise<void> {
     const { body } = toErrorResponse(error);
     this.pending += `data: ${JSON.stringify(body)}\n\n`;
-    await this.drained();
     this.end();
   }
 
@@ -86,13 +96,14 @@ export class SseWriter {
     else this.response.end();
   }
 
-  /** Sends what is queued; resolves once the socket took it (at once unless the client reads slowly). */
+  /**
+   * Schedules what is queued to leave this turn; resolves at once unless an earlier write filled the
+   * socket's buffer (a slow reader), then once it drained. So a producer is at most one batch ahead.
+   */
   drained(): Promise<void> | void {
-    const text = this.take();
-    if (text && !this.closed && !this.response.writableEnded && !this.response.destroyed) {
-      this.start();
-      this.lastWriteAt = performance.now();
-      if (!this.response.write(text)) this.blocked = true;
+    if (this.pending && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushPending);
     }
     if (!this.blocked) return;
     return new Promise<void>((resolve) => {
@@ -115,6 +126,13 @@ export class SseWriter {
     this.lastWriteAt = now;
     // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
     this.response.write(': ping\n\n');
+  }
+
+  private write(text: string): void {
+    if (!text || this.closed || this.response.writableEnded || this.response.destroyed) return;
+    this.start();
+    this.lastWriteAt = performance.now();
+    if (!this.response.write(text)) this.blocked = true;
   }
 
   private take(): string {
