@@ -4,6 +4,7 @@
  * already a VendorError. The caller's signal aborts the request (the socket is destroyed, never
  * returned half-read to the pool).
  */
+import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
@@ -199,30 +200,34 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
 }
 
 /**
- * A one-shot, unref'd timer that aborts its signal with a timeout VendorError; the signal also
- * follows `parent` (the client's). Cheaper than AbortSignal.any on the per-request path.
+ * A one-shot, unref'd timer that aborts the upstream request with a timeout VendorError; it also
+ * follows `parent` (the client's signal). undici accepts an EventEmitter with `aborted`/`reason` as
+ * a request signal, which costs far less per call than an AbortController and its EventTarget.
  */
-export class Deadline {
-  private readonly controller = new AbortController();
+export class Deadline extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
   private timer: NodeJS.Timeout | null;
   private failure: VendorError | null = null;
   private readonly parent: AbortSignal | null;
-  private readonly onParentAbort = () => this.controller.abort(this.parent!.reason);
+  private readonly onParentAbort = () => this.abort(this.parent!.reason);
 
   constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null = null) {
+    super();
     this.parent = parent;
-    if (parent?.aborted) this.controller.abort(parent.reason);
+    if (parent?.aborted) this.abort(parent.reason);
     else parent?.addEventListener('abort', this.onParentAbort, { once: true });
     this.timer = setTimeout(() => {
       this.timer = null;
       this.failure = makeError();
-      this.controller.abort(this.failure);
+      this.abort(this.failure);
     }, milliseconds);
     this.timer.unref();
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  /** What undici listens to (`abort` event, `aborted`, `reason`). */
+  get signal(): EventEmitter {
+    return this;
   }
 
   get expired(): boolean {
@@ -247,5 +252,12 @@ export class Deadline {
   release(): void {
     this.clear();
     this.parent?.removeEventListener('abort', this.onParentAbort);
+  }
+
+  private abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
   }
 }
