@@ -96,9 +96,10 @@ export class CompletionRun {
     const meter = this.meter;
     for (;;) {
       const target = this.target!;
-      const iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
+      let iterator: AsyncIterator<StreamPart[]>;
       let first: IteratorResult<StreamPart[]>;
       try {
+        iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
         first = await iterator.next();
       } catch (error) {
         const next = !signal.aborted && error instanceof VendorError && error.retryable ? this.nextFallback(parsed) : null;

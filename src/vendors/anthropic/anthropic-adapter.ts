@@ -5,7 +5,6 @@
  */
 import type { Config } from '../../config/config.js';
 import { tryParseJson } from '../shared/parse-upstream-json.js';
-import { readSseEvents } from '../shared/read-sse-events.js';
 import { createSingleChoiceAdapter } from '../shared/single-choice-adapter.js';
 import type { ExtractedError } from '../shared/upstream-client.js';
 import type { VendorAdapter } from '../types.js';
@@ -36,8 +35,7 @@ export function createAnthropicAdapter(config: Config): VendorAdapter | string {
         yield anthropicMessageParts(vendor, await client.readText(response, signal));
         return;
       }
-      const events = readSseEvents(vendor, client.chunks(response, signal));
-      yield* anthropicStreamParts(vendor, events, (status, message) => client.failure(status, message, model.name));
+      yield* anthropicStreamParts(vendor, client.chunks(response, signal), (status, message) => client.failure(status, message, model.name));
     },
   });
 }

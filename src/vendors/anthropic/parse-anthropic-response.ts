@@ -2,8 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
-import { decodeEventBatches } from '../shared/decode-event-batches.js';
-import type { SseEvent } from '../shared/read-sse-events.js';
+import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { VendorError } from '../vendor-error.js';
 import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
@@ -22,12 +21,12 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
   return parts;
 }
 
-export function anthropicStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
+export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
   let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let sawDelta = false;
   let done = false;
-  return decodeEventBatches(events, {
+  return decodeSseBody(vendor, body, {
     event(event, out) {
       if (done) return;
       const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event');

@@ -5,7 +5,6 @@
  * prepends echo.
  */
 import type { Config } from '../../config/config.js';
-import { readSseEvents } from '../shared/read-sse-events.js';
 import { createSingleChoiceAdapter } from '../shared/single-choice-adapter.js';
 import type { VendorAdapter } from '../types.js';
 import { extractGeminiError } from './extract-gemini-error.js';
@@ -36,7 +35,7 @@ export function createGeminiAdapter(config: Config): VendorAdapter | string {
         yield geminiResponseParts(vendor, await client.readText(response, signal), failure);
         return;
       }
-      yield* geminiStreamParts(vendor, readSseEvents(vendor, client.chunks(response, signal)), failure);
+      yield* geminiStreamParts(vendor, client.chunks(response, signal), failure);
     },
   });
 }

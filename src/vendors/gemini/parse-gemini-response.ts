@@ -2,8 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
-import { decodeEventBatches } from '../shared/decode-event-batches.js';
-import type { SseEvent } from '../shared/read-sse-events.js';
+import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { FinishReason, Usage } from '../types.js';
 import type { VendorError } from '../vendor-error.js';
 import { describeGeminiError } from './extract-gemini-error.js';
@@ -51,9 +50,9 @@ export function geminiResponseParts(vendor: string, text: string, failure: Gemin
   return out;
 }
 
-export function geminiStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, failure: GeminiFailure): AsyncGenerator<CallPart[]> {
+export function geminiStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: GeminiFailure): AsyncGenerator<CallPart[]> {
   const state: State = { finish: null, usage: null };
-  return decodeEventBatches(events, {
+  return decodeSseBody(vendor, body, {
     event: (event, out) => consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk'), state, failure, out),
     end: (out) => finish(vendor, state, out),
   });

@@ -7,7 +7,6 @@ import type { CallPart } from '../shared/call-part.js';
 import type { ModelCatalogue } from '../shared/model-catalogue.js';
 import type { CallGroup } from '../shared/plan-generation.js';
 import { promptText } from '../shared/plan-generation.js';
-import { readSseEvents } from '../shared/read-sse-events.js';
 import { runUpstreamCalls, type PlannedCall } from '../shared/run-upstream-calls.js';
 import type { TransportOptions } from '../shared/transport-options.js';
 import { UpstreamClient } from '../shared/upstream-client.js';
@@ -89,7 +88,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
           yield plan.mode === 'native' ? completionResponseParts(preset.name, text) : chatResponseParts(preset.name, text);
           return;
         }
-        const events = readSseEvents(preset.name, client.chunks(response, signal));
+        const events = client.chunks(response, signal);
         yield* plan.mode === 'native' ? completionStreamParts(preset.name, events, choiceCount) : chatStreamParts(preset.name, events, choiceCount);
       },
     };
@@ -102,10 +101,10 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     prepare(request, model) {
       return { emulated: planFor(request, model).emulated };
     },
-    async *stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
+    stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncIterable<StreamPart[]> {
       const plan = planFor(request, model);
       const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
-      yield* runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
+      return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
     },
     close: () => client.close(),
   };

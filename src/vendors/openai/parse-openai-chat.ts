@@ -2,8 +2,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
-import { decodeEventBatches } from '../shared/decode-event-batches.js';
-import type { SseEvent } from '../shared/read-sse-events.js';
+import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { Usage } from '../types.js';
 import { openaiChatSchema, type OpenAIChat } from './openai-api.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
@@ -25,12 +24,12 @@ export function chatResponseParts(vendor: string, text: string): CallPart[] {
   return parts;
 }
 
-export function chatStreamParts(vendor: string, events: AsyncIterable<SseEvent[]>, choiceCount: number): AsyncGenerator<CallPart[]> {
+export function chatStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncGenerator<CallPart[]> {
   let usage: Usage | null = null;
   let fingerprintSent = false;
   const finished = new Set<number>();
   let done = false;
-  return decodeEventBatches(events, {
+  return decodeSseBody(vendor, body, {
     event(event, out) {
       // Keep reading to the end of the body after [DONE] so the connection goes back to the pool.
       if (done) return;

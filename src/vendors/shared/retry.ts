@@ -5,8 +5,6 @@
  */
 import { reportUpstreamRetry } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
-import { sleep } from './abort.js';
-import type { CallPart } from './call-part.js';
 
 export interface RetryOptions {
   maxRetries: number;
@@ -15,24 +13,16 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-export async function* withRetry(attempt: () => AsyncIterable<CallPart[]>, options: RetryOptions, signal: AbortSignal): AsyncGenerator<CallPart[]> {
-  for (let retry = 0; ; retry++) {
-    let output = false;
-    try {
-      for await (const batch of attempt()) {
-        // usage-progress never reaches the client, so it does not close the retry window.
-        if (!output && batch.some((part) => part.type !== 'usage-progress')) output = true;
-        yield batch;
-      }
-      return;
-    } catch (error) {
-      if (output || signal.aborted || !(error instanceof VendorError) || !error.retryable || retry >= options.maxRetries) throw error;
-      const delay = retryDelay(error, retry, options);
-      if (delay === null) throw error;
-      reportUpstreamRetry(error.vendor);
-      await sleep(delay, signal);
-    }
-  }
+/**
+ * Milliseconds to wait before retrying a call that failed with `error`, or null when the failure is
+ * final: output already reached the client, the client left, the error is not retryable, or the
+ * retries are spent. Counts the retry in the metrics when it returns a delay.
+ */
+export function retryAfterFailure(error: unknown, retry: number, output: boolean, options: RetryOptions, signal: AbortSignal): number | null {
+  if (output || signal.aborted || !(error instanceof VendorError) || !error.retryable || retry >= options.maxRetries) return null;
+  const delay = retryDelay(error, retry, options);
+  if (delay !== null) reportUpstreamRetry(error.vendor);
+  return delay;
 }
 
 /** Milliseconds to wait before retry number `retry` (0-based), or null when not worth waiting. */

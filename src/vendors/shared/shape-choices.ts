@@ -22,75 +22,83 @@ export interface CallShape {
   countTokens(text: string): number;
 }
 
-export async function* shapeChoices(source: AsyncIterable<CallPart[]>, shape: CallShape): AsyncGenerator<StreamPart[]> {
-  const matchers = shape.stops.length > 0 ? Array.from({ length: shape.choiceCount }, () => new StopMatcher(shape.stops)) : null;
-  const echoPending = shape.echo ? [...shape.echo] : null;
-  const finished = new Set<number>();
-  let progress: Usage | null = null;
-  let usageSeen = false;
-  let generated = '';
-  let abandoned = false;
+/**
+ * The shaping state of one call. `shape` maps each batch the call yields; once `abandoned` is set
+ * (every choice hit a gateway stop), the caller stops reading the call and sends `closing()` last.
+ */
+export class ChoiceShaper {
+  /** Every choice of the call stopped at a gateway-enforced stop sequence. */
+  abandoned = false;
+  private readonly shapeSpec: CallShape;
+  private readonly matchers: StopMatcher[] | null;
+  private readonly echoPending: (string | null)[] | null;
+  private readonly finished = new Set<number>();
+  private progress: Usage | null = null;
+  private usageSeen = false;
+  private generated = '';
 
-  const pushEcho = (local: number, out: StreamPart[]): void => {
-    const text = echoPending?.[local];
-    if (!text) return;
-    echoPending[local] = null;
-    out.push({ type: 'text-delta', choice: shape.choiceOffset + local, text });
-  };
+  constructor(shape: CallShape) {
+    this.shapeSpec = shape;
+    this.matchers = shape.stops.length > 0 ? Array.from({ length: shape.choiceCount }, () => new StopMatcher(shape.stops)) : null;
+    this.echoPending = shape.echo ? [...shape.echo] : null;
+  }
+
+  /** Client-facing parts for one batch of call parts (stops early once the call is abandoned). */
+  shape(batch: readonly CallPart[]): StreamPart[] {
+    const out: StreamPart[] = [];
+    for (const part of batch) {
+      if (this.shapePart(part, out)) {
+        this.abandoned = true;
+        break;
+      }
+    }
+    return out;
+  }
+
+  /** After abandoning: the usage estimate when the vendor reported none. */
+  closing(): StreamPart[] {
+    if (!this.abandoned || this.usageSeen) return [];
+    return [{ type: 'usage', usage: estimateUsage(this.progress, this.generated, this.shapeSpec) }];
+  }
 
   /** Shapes one part onto `out`; true once every choice of the call hit a gateway stop. */
-  const shapePart = (part: CallPart, out: StreamPart[]): boolean => {
+  private shapePart(part: CallPart, out: StreamPart[]): boolean {
     if (part.type === 'usage-progress') {
-      progress = part.usage;
+      this.progress = part.usage;
       return false;
     }
-    if (part.type === 'usage') usageSeen = true;
+    if (part.type === 'usage') this.usageSeen = true;
     if (part.type !== 'text-delta' && part.type !== 'finish') {
       out.push(part);
       return false;
     }
     const local = part.choice;
-    if (finished.has(local)) return false;
-    const choice = shape.choiceOffset + local;
-    pushEcho(local, out);
+    if (this.finished.has(local)) return false;
+    const choice = this.shapeSpec.choiceOffset + local;
+    const echo = this.echoPending?.[local];
+    if (echo) {
+      this.echoPending![local] = null;
+      out.push({ type: 'text-delta', choice, text: echo });
+    }
     if (part.type === 'text-delta') {
-      generated += part.text;
-      if (!matchers) {
+      this.generated += part.text;
+      if (!this.matchers) {
         out.push(choice === local ? part : { ...part, choice });
         return false;
       }
-      const released = matchers[local].push(part.text);
+      const released = this.matchers[local].push(part.text);
       if (released.text) out.push({ type: 'text-delta', choice, text: released.text });
       if (!released.stopped) return false;
-      finished.add(local);
+      this.finished.add(local);
       out.push({ type: 'finish', choice, finishReason: 'stop' });
-      return finished.size === shape.choiceCount;
+      return this.finished.size === this.shapeSpec.choiceCount;
     }
-    const rest = matchers?.[local].flush();
+    const rest = this.matchers?.[local].flush();
     if (rest) out.push({ type: 'text-delta', choice, text: rest });
-    finished.add(local);
+    this.finished.add(local);
     out.push(choice === local ? part : { ...part, choice });
     return false;
-  };
-
-  let last: StreamPart[] = [];
-  for await (const batch of source) {
-    const out: StreamPart[] = [];
-    for (const part of batch) {
-      if (shapePart(part, out)) {
-        abandoned = true;
-        break;
-      }
-    }
-    if (abandoned) {
-      // Leaving the loop ends the upstream call (its socket is destroyed) before the last batch goes out.
-      last = out;
-      break;
-    }
-    if (out.length > 0) yield out;
   }
-  if (abandoned && !usageSeen) last.push({ type: 'usage', usage: estimateUsage(progress, generated, shape) });
-  if (last.length > 0) yield last;
 }
 
 /** The vendor's own counts where it gave them, the shared tokenizer's estimate for the rest. */

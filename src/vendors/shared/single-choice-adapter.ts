@@ -84,8 +84,8 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
     prepare: (request) => ({ emulated: spec.plan(vendor, request).emulated }),
-    async *stream(request, model, options): AsyncGenerator<StreamPart[]> {
-      yield* runUpstreamCalls(calls(request, model, options.requestId), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
+    stream(request, model, options): AsyncIterable<StreamPart[]> {
+      return runUpstreamCalls(calls(request, model, options.requestId), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
     },
     close: () => client.close(),
   };
