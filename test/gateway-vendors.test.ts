@@ -76,6 +76,19 @@ describe('openai through the gateway', () => {
     assert.equal(record?.vendor, 'openai');
   });
 
+  test('a long stream (more output than the socket buffer holds) arrives whole and ends with [DONE]', async () => {
+    const pieces = Array.from({ length: 400 }, (_, index) => `piece ${String(index).padStart(3, '0')} ${'x'.repeat(80)}|`);
+    // One upstream write: the gateway gets it in one or two reads and answers with one large write.
+    const events = [...pieces.map((piece, index) => sse(completionChunk(piece, index === pieces.length - 1 ? 'length' : null))), sse(usageChunk), 'data: [DONE]\n\n'];
+    openai.reply({ chunks: [events.join('')] });
+    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go on', stream: true, max_tokens: 400, stream_options: { include_usage: true } }, {}, { timeoutMs: 5_000 });
+    assert.equal(response.status, 200, response.text);
+    assert.ok(response.text.endsWith('data: [DONE]\n\n'), response.text.slice(-200));
+    const chunks = parseSse(response.text).filter((e) => e.event === null && e.data !== '[DONE]').map((e) => JSON.parse(e.data));
+    assert.equal(chunks.filter((chunk) => chunk.choices.length === 1).map((chunk) => chunk.choices[0].text).join(''), pieces.join(''));
+    assert.equal(chunks.at(-1).usage.total_tokens, 5);
+  });
+
   test('with include_usage the client gets the vendor usage as the final chunk', async () => {
     openai.reply({ chunks: [sse(completionChunk('Hi', 'length')), sse(usageChunk), 'data: [DONE]\n\n'] });
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true, stream_options: { include_usage: true } });

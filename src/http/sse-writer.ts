@@ -32,6 +32,15 @@ export class SseWriter {
   };
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
   private blocked = false;
+  /** Producers waiting in `drained()` for the socket to drain. */
+  private waiters: (() => void)[] = [];
+  /** Registered at the write that filled the buffer, so a drain that comes before anyone waits is not missed. */
+  private readonly onDrain = () => {
+    this.blocked = false;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiting) resolve();
+  };
 
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
@@ -42,6 +51,7 @@ export class SseWriter {
     response.once('close', () => {
       this.closed = true;
       unwatch(this, keepAliveIntervalMs);
+      this.onDrain();
     });
   }
 
@@ -106,16 +116,7 @@ export class SseWriter {
       setImmediate(this.flushPending);
     }
     if (!this.blocked) return;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        this.blocked = false;
-        this.response.off('drain', done);
-        this.response.off('close', done);
-        resolve();
-      };
-      this.response.on('drain', done);
-      this.response.on('close', done);
-    });
+    return new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** Called by the shared timer: a comment line when nothing was written for a whole interval. */
@@ -132,7 +133,10 @@ export class SseWriter {
     if (!text || this.closed || this.response.writableEnded || this.response.destroyed) return;
     this.start();
     this.lastWriteAt = performance.now();
-    if (!this.response.write(text)) this.blocked = true;
+    if (!this.response.write(text) && !this.blocked) {
+      this.blocked = true;
+      this.response.once('drain', this.onDrain);
+    }
   }
 
   private take(): string {

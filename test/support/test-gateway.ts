@@ -57,12 +57,13 @@ export interface JsonResponse {
   text: string;
 }
 
-/** POST JSON (or any body) with the gateway's key unless headers override it. */
-export async function post(gateway: TestGateway, path: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+/** POST JSON (or any body) with the gateway's key unless headers override it; `timeoutMs` fails the call (AbortError) instead of letting a hung response hang the test. */
+export async function post(gateway: TestGateway, path: string, body: unknown, headers: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<JsonResponse> {
   const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined,
   });
   const text = await response.text();
   let parsed: unknown = null;
