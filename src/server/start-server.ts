@@ -8,6 +8,7 @@ import { createAdmission } from '../usage/create-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
 import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+import { tuneHeap } from './heap-tuning.js';
 
 export interface RunningServer {
   url: string;
@@ -31,6 +32,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  tuneHeap();
   const logger = options.logger ?? createLogger(config.logLevel);
   const storage = await createStorage(config.databaseUrl);
   await storage.migrate();

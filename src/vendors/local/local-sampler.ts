@@ -65,7 +65,9 @@ export class LocalSampler {
       const table = temperatureTable(model, 1 / settings.temperature);
       this.draw = new LocalTemperedDraw(model, workspace, this.step, table, temperedNodes(model, table));
     } else this.draw = null;
-    this.adjustedTokens = new Int32Array(model.vocabularySize);
+    // The workspace's (pooled) array, not a fresh one: 90 KiB of ArrayBuffer per choice is
+    // external memory V8 counts towards its next full GC, which then ran every ~100 ms under load.
+    this.adjustedTokens = workspace.adjustedTokens;
     settings.biasTokens.forEach((token, index) => {
       if (!workspace.adjusted[token]) {
         workspace.adjusted[token] = 1;

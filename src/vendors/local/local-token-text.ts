@@ -4,7 +4,7 @@
  * spells it in logprobs, `bytes:\xe2\x80`, and its bytes wait for the rest of the character
  * before any text is released.
  */
-import cl100kRanks from 'gpt-tokenizer/bpeRanks/cl100k_base';
+import { cl100kRanks } from '../../tokenizer/tokenizer.js';
 import { END_OF_TEXT_TOKEN } from './local-corpus.js';
 
 const SPECIAL_TOKENS = new Map<number, string>([
@@ -31,7 +31,7 @@ const encoder = new TextEncoder();
 
 /** The raw bytes of an ordinary cl100k token. */
 export function tokenBytes(id: number): Uint8Array {
-  const entry = (cl100kRanks as ReadonlyArray<string | readonly number[]>)[id];
+  const entry = cl100kRanks()[id];
   if (entry === undefined) return new Uint8Array(0);
   return typeof entry === 'string' ? encoder.encode(entry) : Uint8Array.from(entry);
 }
@@ -40,7 +40,7 @@ export function tokenBytes(id: number): Uint8Array {
 export function tokenString(id: number): string {
   const special = SPECIAL_TOKENS.get(id);
   if (special !== undefined) return special;
-  const entry = (cl100kRanks as ReadonlyArray<string | readonly number[]>)[id];
+  const entry = cl100kRanks()[id];
   if (entry === undefined) return '';
   return typeof entry === 'string' ? entry : spellBytes(entry);
 }
@@ -51,24 +51,39 @@ export function spellBytes(bytes: ArrayLike<number>): string {
   return spelled;
 }
 
-/** Token strings of the model's vocabulary, precomputed so a step only indexes an array. */
+/**
+ * Token strings of the model's vocabulary, precomputed so a step only indexes an array. The bytes
+ * of all tokens sit in one buffer with an offset table: a Uint8Array per token cost about 190
+ * bytes (the view, its ArrayBuffer and a separate backing store), 4.2 MiB for the vocabulary, to
+ * hold ~150 KiB of bytes.
+ */
 export class LocalTokenTexts {
   /** Logprobs spelling per vocabulary index. */
   readonly strings: string[];
   /** Whether the token is text on its own (not a byte fragment). */
   readonly complete: Uint8Array;
-  /** Bytes per vocabulary index (used only for fragments). */
-  readonly bytes: Uint8Array[];
+  /** The bytes of every vocabulary token, back to back (special tokens have none). */
+  readonly byteData: Uint8Array;
+  /** Vocabulary index i's bytes are byteData[byteOffsets[i] … byteOffsets[i + 1]). */
+  readonly byteOffsets: Uint32Array;
 
   constructor(vocabulary: Int32Array) {
+    const ranks = cl100kRanks();
     this.strings = new Array<string>(vocabulary.length);
     this.complete = new Uint8Array(vocabulary.length);
-    this.bytes = new Array<Uint8Array>(vocabulary.length);
+    this.byteOffsets = new Uint32Array(vocabulary.length + 1);
+    const bytes = new Array<Uint8Array>(vocabulary.length);
+    let total = 0;
     vocabulary.forEach((id, index) => {
       this.strings[index] = tokenString(id);
-      const entry = (cl100kRanks as ReadonlyArray<string | readonly number[]>)[id];
+      const entry = ranks[id];
       this.complete[index] = typeof entry === 'string' || SPECIAL_TOKENS.has(id) ? 1 : 0;
-      this.bytes[index] = SPECIAL_TOKENS.has(id) ? new Uint8Array(0) : tokenBytes(id);
+      bytes[index] = SPECIAL_TOKENS.has(id) ? new Uint8Array(0) : tokenBytes(id);
+      this.byteOffsets[index] = total;
+      total += bytes[index].length;
     });
+    this.byteOffsets[vocabulary.length] = total;
+    this.byteData = new Uint8Array(total);
+    bytes.forEach((token, index) => this.byteData.set(token, this.byteOffsets[index]));
   }
 }

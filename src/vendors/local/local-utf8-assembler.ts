@@ -23,7 +23,8 @@ export class LocalUtf8Assembler {
   /** Adds a token; returns the text it completes, or null while a character is still incomplete. */
   push(token: number): string | null {
     if (this.pendingTokens === 0 && this.texts.complete[token]) return this.texts.strings[token];
-    for (const byte of this.texts.bytes[token]) this.pending.push(byte);
+    const { byteData, byteOffsets } = this.texts;
+    for (let index = byteOffsets[token]; index < byteOffsets[token + 1]; index++) this.pending.push(byteData[index]);
     this.pendingTokens++;
     if (endsIncomplete(this.pending) && this.pendingTokens < MAXIMUM_PENDING_TOKENS) return null;
     return this.flush();

@@ -17,6 +17,8 @@ export class LocalWorkspace {
   readonly adjustments: Float64Array;
   /** 1 where `adjustments` is in use for this choice. */
   readonly adjusted: Uint8Array;
+  /** The tokens marked in `adjusted`, in marking order (the sampler keeps their count). */
+  readonly adjustedTokens: Int32Array;
   /** Times each token was generated in this choice (for the penalties). */
   readonly generatedCounts: Int32Array;
   /** B of the touched tokens in a prepared step (see local-step). */
@@ -36,6 +38,7 @@ export class LocalWorkspace {
     this.weights = new Float64Array(vocabularySize);
     this.adjustments = new Float64Array(vocabularySize);
     this.adjusted = new Uint8Array(vocabularySize);
+    this.adjustedTokens = new Int32Array(vocabularySize);
     this.generatedCounts = new Int32Array(vocabularySize);
     this.base = new Float64Array(vocabularySize);
     this.baseEntry = new Int32Array(vocabularySize);

@@ -1,0 +1,107 @@
+/**
+ * The local model, loaded on first use instead of at start. Loaded, it holds about 30 MiB: the
+ * cache file's tables (17.7 MiB) and the per-node backoff weights and bounds derived from them
+ * (12 MiB), plus the cl100k tables its token texts are spelled from (~15 MiB, shared with the
+ * tokenizer). A gateway that only proxies other vendors never needs any of it, and every worker of
+ * a cluster would pay it again.
+ *
+ * At start the loader only checks the cache file's header (a few KiB). A missing or stale cache is
+ * trained right there, as before (about a second of CPU), so no request waits for training; the
+ * trained model is then kept. Otherwise the first local request reads the file and builds the
+ * runtime tables (~100 ms, the cl100k tables included). If that fails (the file was removed or
+ * damaged after start), the request gets a 503 in the OpenAI error shape instead of a crash, and
+ * later requests retry the read, at most once per RETRY_MS so that a failing read is not repeated
+ * for every request of a burst.
+ */
+import type { Logger } from '../../observability/logger.js';
+import { VendorError } from '../vendor-error.js';
+import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './local-model-store.js';
+import { LocalNgramModel } from './local-ngram-model.js';
+import { LOCAL_VENDOR } from './local-request-check.js';
+import { LocalTokenTexts } from './local-token-text.js';
+import { LocalWorkspacePool } from './local-workspace.js';
+
+const RETRY_MS = 5_000;
+
+/** What generation reads: the model, its token texts, and scratch memory sized to its vocabulary. */
+export interface LocalRuntime {
+  model: LocalNgramModel;
+  texts: LocalTokenTexts;
+  pool: LocalWorkspacePool;
+}
+
+export interface LocalModelLoaderOptions {
+  logger: Logger;
+  cacheDir?: string;
+}
+
+export class LocalModelLoader {
+  private readonly logger: Logger;
+  private readonly location: LocalModelLocation;
+  private runtime: LocalRuntime | null = null;
+  private failedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: LocalModelLoaderOptions) {
+    this.logger = options.logger;
+    this.location = locateLocalModel({ cacheDir: options.cacheDir });
+    if (isLocalModelCached(this.location)) {
+      this.logger.info({ vendor: LOCAL_VENDOR, path: this.location.path }, 'local model cached (loads on first use)');
+      return;
+    }
+    const loaded = loadOrTrainLocalModel(this.location);
+    this.runtime = this.build(loaded, loaded.trained ? 'local model trained and cached' : 'local model loaded from cache');
+  }
+
+  get loaded(): boolean {
+    return this.runtime !== null;
+  }
+
+  /** The runtime, loaded on the first call. Throws a 503 VendorError when the model cannot be loaded. */
+  get(): LocalRuntime {
+    return this.runtime ?? this.load();
+  }
+
+  private load(): LocalRuntime {
+    if (performance.now() - this.failedAt < RETRY_MS) throw unavailable(null);
+    try {
+      const loaded = loadCachedLocalModel(this.location);
+      if (!loaded) throw new Error(`the cache file ${this.location.path} is missing, unreadable or damaged`);
+      return (this.runtime = this.build(loaded, 'local model loaded from cache'));
+    } catch (cause) {
+      this.failedAt = performance.now();
+      this.logger.error({ vendor: LOCAL_VENDOR, path: this.location.path, err: cause }, 'local model could not be loaded');
+      throw unavailable(cause);
+    }
+  }
+
+  private build(loaded: LoadedLocalModel, message: string): LocalRuntime {
+    const start = performance.now();
+    const model = new LocalNgramModel(loaded.data);
+    const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize) };
+    this.logger.info(
+      {
+        vendor: LOCAL_VENDOR,
+        path: loaded.path,
+        trained: loaded.trained,
+        trainingMs: Math.round(loaded.trainingMs),
+        loadMs: Math.round(loaded.loadMs),
+        buildMs: Math.round(performance.now() - start),
+        vocabulary: model.vocabularySize,
+      },
+      message,
+    );
+    return runtime;
+  }
+}
+
+/** The client sees no file path (that stays in the log), only what happened and what fixes it. */
+function unavailable(cause: unknown): VendorError {
+  return new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
+    vendor: LOCAL_VENDOR,
+    status: 503,
+    type: 'service_unavailable',
+    code: 'local_model_unavailable',
+    retryable: true,
+    cause: cause ?? undefined,
+  });
+}
