@@ -8,7 +8,6 @@ import { createAdmission } from '../usage/create-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
 import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
-import { tuneHeap } from './heap-tuning.js';
 
 export interface RunningServer {
   url: string;
@@ -32,7 +31,6 @@ export interface StartOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  tuneHeap();
   const logger = options.logger ?? createLogger(config.logLevel);
   const storage = await createStorage(config.databaseUrl);
   await storage.migrate();
