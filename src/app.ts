@@ -3,7 +3,7 @@
  * storage and vendors and pass them in.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { authenticate } from './auth/authenticate.js';
+import { Authenticator } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { completionId } from './completions/completion-id.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
@@ -50,6 +50,7 @@ export function buildApp(dependencies: AppDependencies): App {
   const ledger = new Ledger(storage, logger, { onWrite: (seconds) => metrics.ledgerWrite.observe(seconds) });
   const pipeline = new CompletionPipeline({ config, registry, admission, ledger, storage });
   const observer = createRequestObserver(logger, metrics);
+  const authenticator = new Authenticator(storage, config.keyCacheMs);
 
   const server: FastifyInstance = Fastify({
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -63,7 +64,10 @@ export function buildApp(dependencies: AppDependencies): App {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
-  server.addHook('onClose', async () => metrics.close());
+  server.addHook('onClose', async () => {
+    authenticator.close();
+    metrics.close();
+  });
   server.decorateRequest('caller', null);
   server.decorateRequest('completionRun', null);
 
@@ -108,7 +112,7 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.register(async (v5) => {
     v5.addHook('onRequest', async (request) => {
-      request.caller = await authenticate(request.headers as Record<string, string | undefined>, storage);
+      request.caller = await authenticator.authenticate(request.headers as Record<string, string | undefined>);
     });
     registerCompletionsRoute(v5, { pipeline, config, observer });
     registerModelsRoute(v5, registry, config.aliases);

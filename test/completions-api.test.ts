@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
+import { createStorage } from '../src/storage/create-storage.js';
 import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 
 let gateway: TestGateway;
@@ -51,6 +52,32 @@ describe('auth', () => {
     const response = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key });
     assert.equal(response.status, 401);
     assert.match(response.body.error.message, /revoked/);
+  });
+
+  test('a key revoked from another process stops working once the key cache entry expires (TOLLGATE_KEY_CACHE_MS)', async () => {
+    for (const cacheMs of [0, 400]) {
+      const cached = await startTestGateway({ TOLLGATE_KEY_CACHE_MS: String(cacheMs) });
+      // A second storage handle on the same database: what `tollgate keys revoke` in a shell uses.
+      const other = await createStorage(cached.databaseUrl);
+      try {
+        const generated = generateKey();
+        await other.createKey({ id: generated.id, accountId: cached.accountId, name: 'cli', prefix: generated.prefix, secretHash: generated.secretHash });
+        const call = () => post(cached, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': generated.key });
+        assert.equal((await call()).status, 200);
+        const revokedAt = performance.now();
+        assert.equal(await other.revokeKey(generated.id), true);
+        const soon = await call();
+        if (cacheMs === 0) assert.equal(soon.status, 401, 'without a cache the revocation applies to the very next request');
+        else if (performance.now() - revokedAt < cacheMs) assert.equal(soon.status, 200, 'within the cache time the validated key is reused');
+        await new Promise((resolve) => setTimeout(resolve, cacheMs + 50));
+        const later = await call();
+        assert.equal(later.status, 401);
+        assert.match(later.body.error.message, /revoked/);
+      } finally {
+        await other.close();
+        await cached.stop();
+      }
+    }
   });
 
   test('keys are stored only as hashes', async () => {

@@ -207,9 +207,14 @@ for (const backend of backends) {
       assert.equal(await storage.getKeyWithHash('key_missing'), null);
       assert.deepEqual(await storage.listKeys(accountId), inCreationOrder([key, unnamed]));
 
+      const told: string[] = [];
+      const unwatch = storage.watchKeys((keyId) => told.push(keyId));
       assert.equal(await storage.revokeKey(key.id), true);
       assert.equal(await storage.revokeKey(key.id), false);
       assert.equal(await storage.revokeKey('key_missing'), false);
+      unwatch();
+      assert.equal(await storage.revokeKey(unnamed.id), true);
+      assert.deepEqual(told, [key.id], 'watchers hear each effective revocation once, until they unsubscribe');
       const revoked = await storage.getKeyWithHash(key.id);
       assert.match(revoked?.revokedAt ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       assert.equal(revoked?.secretHash, 'a'.repeat(64));

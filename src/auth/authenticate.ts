@@ -29,43 +29,91 @@ export function presentedKey(headers: AuthHeaders): string | null {
   return null;
 }
 
-export async function authenticate(headers: AuthHeaders, storage: Storage): Promise<Caller> {
-  const raw = presentedKey(headers);
-  if (!raw) throw unauthorized("No API key: send 'x-api-key: KEY' or 'Authorization: Bearer KEY'.");
-  const parsed = parseKey(raw);
-  if (!parsed) throw unauthorized('Invalid API key.');
-  const key = await storage.getKeyWithHash(parsed.id).catch((error: unknown) => { throw storageUnavailable(error); });
-  if (!key || !secretMatches(parsed.secret, key.secretHash)) throw unauthorized('Invalid API key.');
-  if (key.revokedAt) throw unauthorized('This API key has been revoked.');
-  const selected = headers['x-selected-account-id'];
-  if (typeof selected === 'string' && selected.length > 0 && selected !== key.accountId) {
-    throw new GatewayError("'x-selected-account-id' does not match the account of this API key.", {
-      status: 403, type: 'permission_error', code: 'account_mismatch',
-    });
-  }
-  const account = await accountOf(storage, key.accountId);
-  if (!account) throw unauthorized('Invalid API key.');
-  return { account, keyId: key.id };
+interface CachedCaller {
+  caller: Caller;
+  expiresAt: number;
 }
 
-/**
- * Accounts are never deleted or renamed, so their records are cached per storage; keys are looked
- * up on every request so that a revocation takes effect at once, in every process.
- */
-const accountCaches = new WeakMap<Storage, Map<string, Account>>();
+/** Bounds the cache against a flood of distinct valid keys; it is emptied, never grows past this. */
+const maxCachedKeys = 10_000;
 
-async function accountOf(storage: Storage, accountId: string): Promise<Account | null> {
-  let cache = accountCaches.get(storage);
-  if (!cache) {
-    cache = new Map();
-    accountCaches.set(storage, cache);
+/**
+ * Checks presented keys against storage. A key that passed is remembered for `cacheMs` (keyed by
+ * the exact presented string, so a hit needs neither the database nor a hash). A revocation through
+ * this process's storage drops the entry at once; one made by another process (the CLI, another
+ * instance) takes effect when the entry expires. `cacheMs` 0 looks every key up on every request.
+ * Failed or revoked keys are never cached.
+ */
+export class Authenticator {
+  private readonly keys = new Map<string, CachedCaller>();
+  /** keyId → the presented strings cached for it, for revocation. */
+  private readonly presentedById = new Map<string, string>();
+  private readonly accounts = new Map<string, Account>();
+  private readonly unwatch: () => void;
+
+  constructor(private readonly storage: Storage, private readonly cacheMs: number) {
+    this.unwatch = storage.watchKeys((keyId) => this.forget(keyId));
   }
-  const cached = cache.get(accountId);
-  if (cached) return cached;
-  const account = await storage.getAccount(accountId).catch((error: unknown) => { throw storageUnavailable(error); });
-  if (account) {
-    if (cache.size > 50_000) cache.clear();
-    cache.set(accountId, account);
+
+  async authenticate(headers: AuthHeaders): Promise<Caller> {
+    const raw = presentedKey(headers);
+    if (!raw) throw unauthorized("No API key: send 'x-api-key: KEY' or 'Authorization: Bearer KEY'.");
+    const cached = this.keys.get(raw);
+    let caller: Caller;
+    if (cached !== undefined && cached.expiresAt > performance.now()) caller = cached.caller;
+    else {
+      if (cached !== undefined) this.forget(cached.caller.keyId);
+      caller = await this.lookUp(raw);
+    }
+    const selected = headers['x-selected-account-id'];
+    if (typeof selected === 'string' && selected.length > 0 && selected !== caller.account.id) {
+      throw new GatewayError("'x-selected-account-id' does not match the account of this API key.", {
+        status: 403, type: 'permission_error', code: 'account_mismatch',
+      });
+    }
+    return caller;
   }
-  return account;
+
+  close(): void {
+    this.unwatch();
+  }
+
+  private async lookUp(raw: string): Promise<Caller> {
+    const parsed = parseKey(raw);
+    if (!parsed) throw unauthorized('Invalid API key.');
+    const key = await this.storage.getKeyWithHash(parsed.id).catch((error: unknown) => { throw storageUnavailable(error); });
+    if (!key || !secretMatches(parsed.secret, key.secretHash)) throw unauthorized('Invalid API key.');
+    if (key.revokedAt) throw unauthorized('This API key has been revoked.');
+    const account = await this.accountOf(key.accountId);
+    if (!account) throw unauthorized('Invalid API key.');
+    const caller: Caller = { account, keyId: key.id };
+    if (this.cacheMs > 0) {
+      if (this.keys.size >= maxCachedKeys) {
+        this.keys.clear();
+        this.presentedById.clear();
+      }
+      this.keys.set(raw, { caller, expiresAt: performance.now() + this.cacheMs });
+      this.presentedById.set(key.id, raw);
+    }
+    return caller;
+  }
+
+  private forget(keyId: string): void {
+    const raw = this.presentedById.get(keyId);
+    if (raw === undefined) return;
+    this.presentedById.delete(keyId);
+    this.keys.delete(raw);
+  }
+
+  /** Accounts are never deleted or renamed, so their records are kept. */
+  private async accountOf(accountId: string): Promise<Account | null> {
+    const cached = this.accounts.get(accountId);
+    if (cached) return cached;
+    const account = await this.storage.getAccount(accountId).catch((error: unknown) => { throw storageUnavailable(error); });
+    if (account) {
+      if (this.accounts.size > 50_000) this.accounts.clear();
+      this.accounts.set(accountId, account);
+    }
+    return account;
+  }
 }

@@ -29,6 +29,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** How long budgets and rate limits read from storage are reused, ms (TOLLGATE_POLICY_CACHE_MS, default 1000). */
   policyCacheMs: number;
+  /** How long a validated API key is reused before storage is asked again, ms (TOLLGATE_KEY_CACHE_MS, default 1000; 0 = every request). */
+  keyCacheMs: number;
   /** Allowed CORS origins; empty = CORS off. */
   corsOrigins: string[];
   /** Per-vendor options from the config file, keyed by vendor name; each adapter validates its own slice. */
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: parsePositive(env.TOLLGATE_SHUTDOWN_GRACE_MS, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? file.shutdownGraceMs ?? 30_000,
     headersTimeoutMs: parsePositive(env.TOLLGATE_HEADERS_TIMEOUT_MS, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? 20_000,
     policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
+    keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),

@@ -128,6 +128,11 @@ export interface Storage {
   listKeys(accountId: string): Promise<ApiKey[]>;
   /** False when there is no such key or it was already revoked. */
   revokeKey(keyId: string): Promise<boolean>;
+  /**
+   * Calls `listener` after a key is revoked through this storage object (this process only; other
+   * processes' revocations reach a key cache when its entry expires). Returns the unsubscribe.
+   */
+  watchKeys(listener: (keyId: string) => void): () => void;
 
   /** Idempotent on requestId: returns false (and changes nothing) when a record already exists. */
   recordUsage(record: UsageRecord): Promise<boolean>;

@@ -12,6 +12,8 @@ export interface TestGateway {
   key: string;
   accountId: string;
   server: RunningServer;
+  /** The gateway's DATABASE_URL (a second process, such as the CLI, can open it). */
+  databaseUrl: string;
   /** Every log line the gateway wrote, parsed. */
   logs: Record<string, unknown>[];
   rawLogs: string[];
@@ -41,6 +43,7 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     key: server.bootstrapped.key,
     accountId: server.bootstrapped.accountId,
     server,
+    databaseUrl: config.databaseUrl,
     logs,
     rawLogs,
     async stop() {

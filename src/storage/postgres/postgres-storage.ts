@@ -4,6 +4,7 @@
  * contract suite checks: byte-order sorting, NULL groups first, UTC days, numbers as numbers.
  */
 import type pg from 'pg';
+import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../../auth/random-id.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery, UsageReport } from '../types.js';
 import {
@@ -42,6 +43,7 @@ const insertUsageSql = `INSERT INTO usage_records (${usageColumns.join(', ')})
 
 export function createPostgresStorage(url: string, options: PostgresPoolOptions = {}): Storage {
   const pool = createPostgresPool(url, options);
+  const keyWatchers = new KeyWatchers();
   let closed: Promise<void> | null = null;
 
   const rows = async <Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => (await pool.query<Row>(sql, values)).rows;
@@ -93,7 +95,11 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
     },
     async revokeKey(keyId) {
       const result = await pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [new Date().toISOString(), keyId]);
+      if (result.rowCount === 1) keyWatchers.revoked(keyId);
       return result.rowCount === 1;
+    },
+    watchKeys(listener) {
+      return keyWatchers.watch(listener);
     },
     async recordUsage(record) {
       return (await pool.query(insertUsageSql, usageValues(record, false))).rowCount === 1;

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../../auth/random-id.js';
 import type {
   Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageQuery, UsageRecord, UsageReport,
@@ -37,6 +38,7 @@ export function createSqliteStorage(path: string): Storage {
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path);
+  const keyWatchers = new KeyWatchers();
 
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
@@ -99,7 +101,11 @@ export function createSqliteStorage(path: string): Storage {
     },
     async revokeKey(keyId) {
       const result = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(new Date().toISOString(), keyId);
+      if (result.changes === 1) keyWatchers.revoked(keyId);
       return result.changes === 1;
+    },
+    watchKeys(listener) {
+      return keyWatchers.watch(listener);
     },
     recordUsage(record) {
       return batch.add(record);
