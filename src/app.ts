@@ -2,8 +2,8 @@
  * Builds the HTTP app from its dependencies. No I/O at import time: main.ts (and the tests) open
  * storage and vendors and pass them in.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Authenticator } from './auth/authenticate.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Authenticator, type Caller } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { completionId } from './completions/completion-id.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
@@ -57,6 +57,9 @@ export function buildApp(dependencies: AppDependencies): App {
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
     requestTimeout: 0,
+    // One logger for every request (our lines carry requestId themselves): no pino child per request.
+    childLoggerFactory: (logger) => logger,
+    logController: new LogController({ disableRequestLogging: true }),
     // Slowloris: a connection that never finishes its headers is dropped (Node checks about every second).
     http: { headersTimeout: config.headersTimeoutMs ?? 20_000, connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs ?? 20_000) },
     clientErrorHandler: answerClientError,
@@ -71,8 +74,9 @@ export function buildApp(dependencies: AppDependencies): App {
   server.decorateRequest('caller', null);
   server.decorateRequest('completionRun', null);
 
-  server.addHook('onRequest', async (request, reply) => {
+  server.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   registerCors(server, config.corsOrigins);
 
@@ -111,8 +115,24 @@ export function buildApp(dependencies: AppDependencies): App {
   registerOpenApiRoute(server);
 
   server.register(async (v5) => {
-    v5.addHook('onRequest', async (request) => {
-      request.caller = await authenticator.authenticate(request.headers as Record<string, string | undefined>);
+    // Callback style: a cached key is checked without a promise.
+    v5.addHook('onRequest', (request, _reply, done) => {
+      let result: Caller | Promise<Caller>;
+      try {
+        result = authenticator.authenticate(request.headers as Record<string, string | undefined>);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      if (result instanceof Promise) {
+        result.then((caller) => {
+          request.caller = caller;
+          done();
+        }, done);
+        return;
+      }
+      request.caller = result;
+      done();
     });
     registerCompletionsRoute(v5, { pipeline, config, observer });
     registerModelsRoute(v5, registry, config.aliases);

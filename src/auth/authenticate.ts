@@ -29,6 +29,16 @@ export function presentedKey(headers: AuthHeaders): string | null {
   return null;
 }
 
+function checkSelected(headers: AuthHeaders, caller: Caller): Caller {
+  const selected = headers['x-selected-account-id'];
+  if (typeof selected === 'string' && selected.length > 0 && selected !== caller.account.id) {
+    throw new GatewayError("'x-selected-account-id' does not match the account of this API key.", {
+      status: 403, type: 'permission_error', code: 'account_mismatch',
+    });
+  }
+  return caller;
+}
+
 interface CachedCaller {
   caller: Caller;
   expiresAt: number;
@@ -55,23 +65,14 @@ export class Authenticator {
     this.unwatch = storage.watchKeys((keyId) => this.forget(keyId));
   }
 
-  async authenticate(headers: AuthHeaders): Promise<Caller> {
+  /** The caller, synchronously when the key is cached (the common case); throws 401/403 GatewayErrors. */
+  authenticate(headers: AuthHeaders): Caller | Promise<Caller> {
     const raw = presentedKey(headers);
     if (!raw) throw unauthorized("No API key: send 'x-api-key: KEY' or 'Authorization: Bearer KEY'.");
     const cached = this.keys.get(raw);
-    let caller: Caller;
-    if (cached !== undefined && cached.expiresAt > performance.now()) caller = cached.caller;
-    else {
-      if (cached !== undefined) this.forget(cached.caller.keyId);
-      caller = await this.lookUp(raw);
-    }
-    const selected = headers['x-selected-account-id'];
-    if (typeof selected === 'string' && selected.length > 0 && selected !== caller.account.id) {
-      throw new GatewayError("'x-selected-account-id' does not match the account of this API key.", {
-        status: 403, type: 'permission_error', code: 'account_mismatch',
-      });
-    }
-    return caller;
+    if (cached !== undefined && cached.expiresAt > performance.now()) return checkSelected(headers, cached.caller);
+    if (cached !== undefined) this.forget(cached.caller.keyId);
+    return this.lookUp(raw).then((caller) => checkSelected(headers, caller));
   }
 
   close(): void {
