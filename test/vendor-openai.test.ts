@@ -293,3 +293,31 @@ test('keep-alive: consecutive calls (stream and non-stream) reuse one pooled con
   const ports = upstream.requests.map((sent) => sent.remotePort);
   assert.equal(new Set(ports).size, 1, `one socket for all three calls, got ${ports.join(',')}`);
 });
+
+test('the hand-written check that skips zod on hot upstream bodies never accepts what the schema refuses', async () => {
+  const fc = await import('fast-check');
+  const { isPlainCompletion, openaiCompletionSchema } = await import('../src/vendors/openai/openai-api.js');
+  const odd = fc.oneof(fc.constant(null), fc.constant(undefined), fc.integer({ min: -3, max: 3 }), fc.double(), fc.constant(2 ** 60), fc.string(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const count = fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: odd, weight: 1 });
+  const usage = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
+    prompt_tokens: count, completion_tokens: count, total_tokens: count, prompt_cache_hit_tokens: count,
+    prompt_tokens_details: fc.oneof(odd, fc.record({ cached_tokens: count, audio_tokens: count }, { requiredKeys: [] })),
+    completion_tokens_details: fc.oneof(odd, fc.record({ reasoning_tokens: count, audio_tokens: count, accepted_prediction_tokens: count, rejected_prediction_tokens: count }, { requiredKeys: [] })),
+  }, { requiredKeys: [] }), weight: 3 });
+  const choice = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ index: count, text: fc.oneof(fc.string(), odd), logprobs: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }), finish_reason: fc.oneof(fc.constantFrom('stop', 'length'), odd) }, { requiredKeys: [] }), weight: 6 });
+  const body = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
+    choices: fc.oneof(fc.array(choice, { maxLength: 3 }), odd), usage, error: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ message: fc.string() }), weight: 1 }),
+    system_fingerprint: fc.oneof(fc.string(), odd), id: fc.string(),
+  }, { requiredKeys: [] }), weight: 6 });
+  let fast = 0;
+  fc.assert(fc.property(body, (raw) => {
+    if (!isPlainCompletion(raw)) return true;
+    fast++;
+    return openaiCompletionSchema.safeParse(raw).success;
+  }), { numRuns: 20_000 });
+  assert.ok(fast > 300, `the fast path took only ${fast} bodies`);
+  // The shapes the hot path sees: a text chunk, the usage chunk, a whole non-stream answer.
+  assert.equal(isPlainCompletion(chunk(0, 'Hi', null)), true);
+  assert.equal(isPlainCompletion(usageChunk), true);
+  assert.equal(isPlainCompletion({ ...chunk(0, 'Hi', 'stop'), usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }), true);
+});

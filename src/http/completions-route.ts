@@ -9,6 +9,7 @@ import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../compl
 import type { RequestObserver } from '../observability/request-observer.js';
 import { toErrorResponse } from './error-mapper.js';
 import { GatewayError } from './gateway-error.js';
+import { ClientCancel } from './client-cancel.js';
 import { SseWriter } from './sse-writer.js';
 import './fastify-types.js';
 
@@ -30,7 +31,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     const run = pipeline.begin(completionId(), request.caller!);
     request.completionRun = run;
     await run.prepare(request.body);
-    const abort = new AbortController();
+    const abort = new ClientCancel();
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
@@ -41,7 +42,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     return jsonCompletion(reply, run, abort, headers);
   });
 
-  async function jsonCompletion(reply: FastifyReply, run: CompletionRun, abort: AbortController, headers: Record<string, string>) {
+  async function jsonCompletion(reply: FastifyReply, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>) {
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null);
     let fingerprint: string | null = null;
     try {
@@ -78,7 +79,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     return reply.headers(headers).send(completion);
   }
 
-  async function streamCompletion(request: FastifyRequest, reply: FastifyReply, run: CompletionRun, abort: AbortController, headers: Record<string, string>) {
+  async function streamCompletion(request: FastifyRequest, reply: FastifyReply, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>) {
     reply.hijack();
     const baseHeaders = { ...(reply.getHeaders() as Record<string, string>), ...headers };
     const sse = new SseWriter(reply.raw, baseHeaders, config.keepAliveIntervalMs);

@@ -54,21 +54,45 @@ export const openaiCompletionSchema = z.object({
 
 export type OpenAICompletion = z.infer<typeof openaiCompletionSchema>;
 
-const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+// Safe integers, as zod 4's `.int()` requires.
+const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isCount = (value: unknown) => value == null || isNonNegativeInteger(value);
+
+/** An object whose listed fields are all absent, null or non-negative integers (others are ignored, as zod does). */
+function hasCounts(value: unknown, fields: readonly string[]): boolean {
+  if (value == null) return true;
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  for (const field of fields) if (!isCount(record[field])) return false;
+  return true;
+}
+
+const usageCounts = ['prompt_tokens', 'completion_tokens', 'prompt_cache_hit_tokens'] as const;
+const promptDetailCounts = ['cached_tokens', 'audio_tokens'] as const;
+const completionDetailCounts = ['reasoning_tokens', 'audio_tokens', 'accepted_prediction_tokens', 'rejected_prediction_tokens'] as const;
+
+/** Exactly what `openaiUsageSchema.nullish()` accepts, checked by hand. */
+export function isPlainUsage(raw: unknown): boolean {
+  if (raw == null) return true;
+  if (!hasCounts(raw, usageCounts)) return false;
+  const usage = raw as Record<string, unknown>;
+  return hasCounts(usage.prompt_tokens_details, promptDetailCounts) && hasCounts(usage.completion_tokens_details, completionDetailCounts);
+}
 
 /**
- * The common stream chunk — text choices without logprobs, no usage, no error — checked by hand
- * so the hot path skips zod. Anything else (or any doubt) goes through `openaiCompletionSchema`.
+ * The common completion body or stream chunk — text choices without logprobs, no error, usage
+ * optional — checked by hand so the hot path skips zod. Anything else (or any doubt) goes through
+ * `openaiCompletionSchema`.
  */
-export function isPlainCompletionChunk(raw: unknown): boolean {
-  if (typeof raw !== 'object' || raw === null) return false;
+export function isPlainCompletion(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
   const chunk = raw as Record<string, unknown>;
-  if (chunk.error != null || chunk.usage != null) return false;
+  if (chunk.error != null || !isPlainUsage(chunk.usage)) return false;
   if (chunk.system_fingerprint != null && typeof chunk.system_fingerprint !== 'string') return false;
   const choices = chunk.choices;
   if (!Array.isArray(choices)) return false;
   for (const choice of choices) {
-    if (typeof choice !== 'object' || choice === null) return false;
+    if (typeof choice !== 'object' || choice === null || Array.isArray(choice)) return false;
     const { index, text, logprobs, finish_reason: finish } = choice as Record<string, unknown>;
     if (index != null && !isNonNegativeInteger(index)) return false;
     if (text != null && typeof text !== 'string') return false;

@@ -2,14 +2,14 @@
 import type { CallPart } from '../shared/call-part.js';
 import { upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
-import { isPlainCompletionChunk, openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
+import { isPlainCompletion, openaiCompletionSchema, type OpenAICompletion } from './openai-api.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
 import { mapOpenAILogprobs } from './map-openai-logprobs.js';
 import { mapOpenAIUsage } from './map-openai-usage.js';
 import { openaiStreamParts } from './openai-stream-parts.js';
 
 export function completionResponseParts(vendor: string, text: string): CallPart[] {
-  const body = parseUpstreamJson(vendor, openaiCompletionSchema, text, 'a completion');
+  const body = parseUpstreamJson(vendor, openaiCompletionSchema, text, 'a completion', isPlainCompletion);
   if (body.error) throw upstreamStreamError(vendor, body.error.message ?? null);
   const parts: CallPart[] = [];
   if (body.system_fingerprint) parts.push({ type: 'metadata', systemFingerprint: body.system_fingerprint });
@@ -25,7 +25,7 @@ export function completionResponseParts(vendor: string, text: string): CallPart[
 
 export function completionStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncGenerator<CallPart[]> {
   return openaiStreamParts<OpenAICompletion>(vendor, body, choiceCount, {
-    parse: (data) => parseUpstreamJson(vendor, openaiCompletionSchema, data, 'a broken stream chunk', isPlainCompletionChunk),
+    parse: (data) => parseUpstreamJson(vendor, openaiCompletionSchema, data, 'a broken stream chunk', isPlainCompletion),
     choices(chunk, out) {
       for (const choice of chunk.choices ?? []) {
         const index = choice.index ?? 0;

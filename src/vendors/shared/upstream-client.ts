@@ -118,26 +118,37 @@ export class UpstreamClient {
   }
 
   /** Reads a whole (non-stream) body as text, at most `maxResponseBytes`, mapping transport failures. */
-  async readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
+  readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
     const limit = this.options.transport.maxResponseBytes;
-    try {
+    const body = response.body;
+    // Events rather than an async iterator: one closure per body instead of a promise per chunk.
+    return new Promise<string>((resolve, reject) => {
       const parts: Buffer[] = [];
       let size = 0;
-      for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
-        if (size > limit) throw malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`);
-        parts.push(chunk as Buffer);
-      }
-      return Buffer.concat(parts).toString('utf8');
-    } catch (error) {
-      if (signal.aborted) throw abortReason(signal);
-      if (response.deadline?.expired) throw response.deadline.error;
-      if (error instanceof VendorError) throw error;
-      throw mapTransportError(this.options.vendor, error);
-    } finally {
-      response.deadline?.release();
-      if (!response.body.destroyed) response.body.destroy();
-    }
+      let settled = false;
+      const settle = (error: unknown, text?: string) => {
+        if (settled) return;
+        settled = true;
+        // A late error (the abort that destroys the body) must not go unhandled.
+        body.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose).on('error', ignore);
+        response.deadline?.release();
+        if (!body.destroyed) body.destroy();
+        if (error === null) return resolve(text!);
+        if (signal.aborted) return reject(abortReason(signal));
+        if (response.deadline?.expired) return reject(response.deadline.error);
+        reject(error instanceof VendorError ? error : mapTransportError(this.options.vendor, error));
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) return settle(malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`));
+        parts.push(chunk);
+      };
+      const onEnd = () => settle(null, parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8'));
+      const onError = (error: unknown) => settle(error);
+      // Destroyed without an error (an abort the stream did not report): not an answer.
+      const onClose = () => settle(new Error('the response body closed before its end'));
+      body.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    });
   }
 
   /**
@@ -176,6 +187,8 @@ function targetOf(url: URL): { origin: string; path: string } {
   }
   return target;
 }
+
+const ignore = () => {};
 
 async function readLimited(body: ResponseBody, limit: number): Promise<string> {
   const parts: Buffer[] = [];
