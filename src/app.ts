@@ -2,16 +2,18 @@
  * Builds the HTTP app from its dependencies. No I/O at import time: main.ts (and the tests) open
  * storage and vendors and pass them in.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { Authenticator, type Caller } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { completionId } from './completions/completion-id.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
-import { registerCompletionsRoute, finishQuietly } from './http/completions-route.js';
+import { createCompletionsEdge } from './http/completions-edge.js';
+import { CompletionsHandler, registerCompletionsRoute, finishQuietly } from './http/completions-route.js';
 import { answerClientError } from './http/client-error.js';
 import { toErrorResponse } from './http/error-mapper.js';
 import { GatewayError } from './http/gateway-error.js';
-import { registerCors } from './http/cors.js';
+import { corsPolicy, registerCors } from './http/cors.js';
 import { registerModelsRoute } from './http/models-route.js';
 import { registerOpenApiRoute } from './http/openapi-route.js';
 import { requestIdFor } from './http/request-id.js';
@@ -51,8 +53,22 @@ export function buildApp(dependencies: AppDependencies): App {
   const pipeline = new CompletionPipeline({ config, registry, admission, ledger, storage });
   const observer = createRequestObserver(logger, metrics);
   const authenticator = new Authenticator(storage, config.keyCacheMs);
+  const completions = new CompletionsHandler({ pipeline, config, observer, logger });
+  const edge = createCompletionsEdge({ handler: completions, authenticator, cors: corsPolicy(config.corsOrigins), bodyLimitBytes: config.bodyLimitBytes });
+  // The HTTP server fastify would build, with the completions edge in front of fastify's handler.
+  const serverFactory = ((fastifyHandler: (request: IncomingMessage, response: ServerResponse) => void, options: { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number }) => {
+    const httpServer = createServer(options.http ?? {}, (request, response) => {
+      if (edge.takes(request)) edge.handle(request, response);
+      else fastifyHandler(request, response);
+    });
+    httpServer.keepAliveTimeout = options.keepAliveTimeout;
+    httpServer.requestTimeout = options.requestTimeout;
+    httpServer.setTimeout(options.connectionTimeout);
+    return httpServer;
+  }) as unknown as FastifyServerFactory;
 
   const server: FastifyInstance = Fastify({
+    serverFactory,
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -67,12 +83,15 @@ export function buildApp(dependencies: AppDependencies): App {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
+  server.addHook('preClose', (done) => {
+    edge.close();
+    done();
+  });
   server.addHook('onClose', async () => {
     authenticator.close();
     metrics.close();
   });
   server.decorateRequest('caller', null);
-  server.decorateRequest('completionRun', null);
 
   server.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -82,8 +101,8 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.setErrorHandler(async (error, request, reply) => {
     const mapped = toErrorResponse(error);
-    const run = request.completionRun
-      ?? (request.caller && request.routeOptions.url === '/v5/completions' ? pipeline.begin(completionId(), request.caller) : null);
+    // On the completions route only an unreadable body gets here (the handler answers everything else itself).
+    const run = request.caller && request.routeOptions.url === '/v5/completions' ? pipeline.begin(completionId(), request.caller) : null;
     if (run && !run.isFinished) {
       const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : mapped.status === 429 ? 'rate_limited' : mapped.status < 500 ? 'invalid_request' : 'error';
       await finishQuietly(run, outcome, mapped.status, mapped.body.error.code);
@@ -134,7 +153,7 @@ export function buildApp(dependencies: AppDependencies): App {
       request.caller = result;
       done();
     });
-    registerCompletionsRoute(v5, { pipeline, config, observer });
+    registerCompletionsRoute(v5, completions);
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
     registerDashboardApi(v5, { storage });

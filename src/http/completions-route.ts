@@ -1,22 +1,42 @@
-/** POST /v5/completions: renders a CompletionRun as one JSON object or as server-sent events. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+/**
+ * POST /v5/completions: renders a CompletionRun as one JSON object or as server-sent events, on
+ * the raw Node response. completions-edge.ts feeds it every plain JSON request straight from the
+ * HTTP server; fastify's route (registered here) feeds it the rest, so both answer the same way.
+ * `serve` never throws: every failure becomes the response and, for an authenticated caller,
+ * exactly one ledger record.
+ */
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Caller } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import { ChoiceAccumulator } from '../completions/choice-accumulator.js';
 import { ChunkBuilder } from '../completions/chunk-builder.js';
 import { completionId, GATEWAY_FINGERPRINT } from '../completions/completion-id.js';
 import { toWireUsage, type Completion } from '../completions/completion-objects.js';
 import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../completions/completion-pipeline.js';
+import type { Logger } from '../observability/logger.js';
 import type { RequestObserver } from '../observability/request-observer.js';
+import type { UsageOutcome } from '../storage/types.js';
+import { VendorError } from '../vendors/vendor-error.js';
 import { toErrorResponse } from './error-mapper.js';
 import { GatewayError } from './gateway-error.js';
 import { ClientCancel } from './client-cancel.js';
 import { SseWriter } from './sse-writer.js';
 import './fastify-types.js';
 
-export interface CompletionsRouteOptions {
+export interface CompletionsHandlerOptions {
   pipeline: CompletionPipeline;
   config: Config;
   observer: RequestObserver;
+  logger: Logger;
+}
+
+/** Who is asking and the headers every answer carries (x-request-id, CORS). */
+export interface CompletionContext {
+  requestId: string;
+  caller: Caller;
+  /** Owned by this request: the handler adds to it. */
+  headers: Record<string, string>;
 }
 
 const ledgerUnavailable = (cause: unknown) =>
@@ -24,25 +44,56 @@ const ledgerUnavailable = (cause: unknown) =>
     status: 503, type: 'service_unavailable', code: 'ledger_unavailable', cause, headers: { 'retry-after': '1' },
   });
 
-export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): void {
-  const { pipeline, config, observer } = options;
+export class CompletionsHandler {
+  private readonly pipeline: CompletionPipeline;
+  private readonly observer: RequestObserver;
+  private readonly logger: Logger;
+  private readonly keepAliveIntervalMs: number;
 
-  app.post('/v5/completions', async (request, reply) => {
-    const run = pipeline.begin(completionId(), request.caller!);
-    request.completionRun = run;
-    await run.prepare(request.body);
-    const abort = new ClientCancel();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
-    const headers: Record<string, string> = { ...run.ticket!.headers };
-    if (run.target!.plan.emulated.length > 0) headers['x-tollgate-emulated'] = run.target!.plan.emulated.join(',');
-    observer.started(run);
-    if (run.parsed!.stream) return streamCompletion(request, reply, run, abort, headers);
-    return jsonCompletion(reply, run, abort, headers);
-  });
+  constructor(options: CompletionsHandlerOptions) {
+    this.pipeline = options.pipeline;
+    this.observer = options.observer;
+    this.logger = options.logger;
+    this.keepAliveIntervalMs = options.config.keepAliveIntervalMs;
+  }
 
-  async function jsonCompletion(reply: FastifyReply, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>) {
+  /** Serves one parsed request body. */
+  async serve(response: ServerResponse, context: CompletionContext, body: unknown): Promise<void> {
+    const run = this.pipeline.begin(completionId(), context.caller);
+    const headers = context.headers;
+    try {
+      await run.prepare(body);
+      const abort = new ClientCancel();
+      response.once('close', () => {
+        if (!response.writableFinished) abort.abort();
+      });
+      Object.assign(headers, run.ticket!.headers);
+      if (run.target!.plan.emulated.length > 0) headers['x-tollgate-emulated'] = run.target!.plan.emulated.join(',');
+      this.observer.started(run);
+      if (run.parsed!.stream) await this.streamCompletion(response, run, abort, headers);
+      else await this.jsonCompletion(response, run, abort, headers);
+    } catch (error) {
+      await this.fail(response, headers, run, error);
+    }
+  }
+
+  /** An authenticated request refused before it reached the pipeline (an unreadable body): its one ledger record and the error. */
+  async refuse(response: ServerResponse, context: CompletionContext, error: unknown): Promise<void> {
+    await this.fail(response, context.headers, this.pipeline.begin(completionId(), context.caller), error);
+  }
+
+  private async fail(response: ServerResponse, headers: Record<string, string>, run: CompletionRun, error: unknown): Promise<void> {
+    const mapped = toErrorResponse(error);
+    if (!run.isFinished) {
+      const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : mapped.status === 429 ? 'rate_limited' : mapped.status < 500 ? 'invalid_request' : 'error';
+      await finishQuietly(run, outcome, mapped.status, mapped.body.error.code);
+      this.observer.finished(run, mapped.status);
+    }
+    if (mapped.status >= 500 && !(error instanceof GatewayError)) this.logger.error({ err: error, requestId: run.requestId }, 'unhandled error');
+    writeJson(response, mapped.status, { ...headers, ...mapped.headers }, mapped.body);
+  }
+
+  private async jsonCompletion(response: ServerResponse, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>): Promise<void> {
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null);
     let fingerprint: string | null = null;
     try {
@@ -54,11 +105,11 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
         }
       }
     } catch (error) {
-      if (!abort.signal.aborted) throw error; // the error handler records it
+      if (!abort.signal.aborted) throw error; // `fail` records it
     }
     if (abort.signal.aborted) {
       await finishQuietly(run, 'cancelled', 499, 'client_cancelled');
-      return reply;
+      return;
     }
     let usage;
     try {
@@ -75,14 +126,13 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       choices: accumulator.toChoices(),
       usage: toWireUsage(usage),
     };
-    observer.finished(run, 200);
-    return reply.headers(headers).send(completion);
+    this.observer.finished(run, 200);
+    writeJson(response, 200, headers, completion);
   }
 
-  async function streamCompletion(request: FastifyRequest, reply: FastifyReply, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>) {
-    reply.hijack();
-    const baseHeaders = { ...(reply.getHeaders() as Record<string, string>), ...headers };
-    const sse = new SseWriter(reply.raw, baseHeaders, config.keepAliveIntervalMs);
+  private async streamCompletion(response: ServerResponse, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>): Promise<void> {
+    const observer = this.observer;
+    const sse = new SseWriter(response, headers, this.keepAliveIntervalMs);
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null);
     const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage);
     chunks.setFingerprint(GATEWAY_FINGERPRINT);
@@ -106,8 +156,8 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       await finishQuietly(run, outcome, status, code);
       observer.finished(run, status);
       if (abort.signal.aborted) return sse.end();
-      if (!sse.headersSent) return sendRawError(reply, baseHeaders, error);
-      request.log.debug({ requestId: run.requestId }, 'stream failed after output');
+      if (!sse.headersSent) return sendRawError(response, headers, error);
+      this.logger.debug({ requestId: run.requestId }, 'stream failed after output');
       return sse.error(error);
     }
     if (abort.signal.aborted) {
@@ -123,13 +173,23 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       usage = await run.finish('success', 200);
     } catch (error) {
       observer.finished(run, 503);
-      if (!sse.headersSent) return sendRawError(reply, baseHeaders, ledgerUnavailable(error));
+      if (!sse.headersSent) return sendRawError(response, headers, ledgerUnavailable(error));
       return sse.error(ledgerUnavailable(error));
     }
     if (run.parsed!.includeUsage) await sse.data(chunks.usage(toWireUsage(usage)));
     observer.finished(run, 200);
     await sse.done();
   }
+}
+
+/** fastify's route, for what the edge leaves to fastify (other content types, no body). */
+export function registerCompletionsRoute(app: FastifyInstance, handler: CompletionsHandler): void {
+  app.post('/v5/completions', (request, reply) => {
+    reply.hijack();
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
+    return handler.serve(reply.raw, { requestId: request.id, caller: request.caller!, headers }, request.body);
+  });
 }
 
 /** Settles a failed or cancelled run; a ledger failure here is logged by the ledger and not rethrown. */
@@ -142,10 +202,17 @@ export async function finishQuietly(run: CompletionRun, outcome: Parameters<Comp
   }
 }
 
-function sendRawError(reply: FastifyReply, headers: Record<string, string>, error: unknown): void {
+/** One JSON answer; nothing is written once the response has begun or its socket is gone. */
+export function writeJson(response: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+  if (response.headersSent || response.destroyed) return;
+  const text = JSON.stringify(body);
+  headers['content-type'] = 'application/json; charset=utf-8';
+  headers['content-length'] = String(Buffer.byteLength(text));
+  response.writeHead(status, headers);
+  response.end(text);
+}
+
+function sendRawError(response: ServerResponse, headers: Record<string, string>, error: unknown): void {
   const { status, body, headers: errorHeaders } = toErrorResponse(error);
-  const raw = reply.raw;
-  if (raw.headersSent || raw.destroyed) return;
-  raw.writeHead(status, { ...headers, ...errorHeaders, 'content-type': 'application/json; charset=utf-8' });
-  raw.end(JSON.stringify(body));
+  writeJson(response, status, { ...headers, ...errorHeaders }, body);
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from './gateway-error.js';
+import { bodyErrors, GatewayError } from './gateway-error.js';
 
 /** The OpenAI error wire shape. */
 export interface ErrorBody {
@@ -50,31 +50,19 @@ function mapFrameworkError(error: FrameworkError): GatewayError | null {
   if (!error || typeof error !== 'object') return null;
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError("Unsupported content type: send 'application/json'.", {
-        status: 415, type: 'invalid_request_error', code: 'unsupported_media_type',
-      });
+      return bodyErrors.unsupportedMediaType();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError('The request body is larger than the gateway accepts.', {
-        status: 413, type: 'invalid_request_error', code: 'request_too_large',
-      });
+      return bodyErrors.tooLarge();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatewayError('The request body is empty; send a JSON object.', {
-        status: 400, type: 'invalid_request_error', code: 'invalid_json',
-      });
+      return bodyErrors.empty();
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new GatewayError('The Content-Length header does not match the body.', {
-        status: 400, type: 'invalid_request_error', code: 'invalid_request',
-      });
+      return bodyErrors.lengthMismatch();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new GatewayError('The request body is not valid JSON.', {
-        status: 400, type: 'invalid_request_error', code: 'invalid_json',
-      });
+      return bodyErrors.invalidJson();
     default:
       break;
   }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_BAD_JSON') {
-    return new GatewayError('The request body is not valid JSON.', { status: 400, type: 'invalid_request_error', code: 'invalid_json' });
-  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_BAD_JSON') return bodyErrors.invalidJson();
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return new GatewayError(error.message ?? 'Bad request.', { status: error.statusCode, type: 'invalid_request_error', code: 'invalid_request' });
   }

@@ -66,3 +66,22 @@ export function storageUnavailable(cause: unknown): GatewayError {
     status: 503, type: 'service_unavailable', code: 'storage_unavailable', cause, headers: { 'retry-after': '1' },
   });
 }
+
+/** Why a request body could not be read as JSON (the same errors whichever layer read it). */
+export const bodyErrors = {
+  unsupportedMediaType: () => new GatewayError("Unsupported content type: send 'application/json'.", {
+    status: 415, type: 'invalid_request_error', code: 'unsupported_media_type',
+  }),
+  tooLarge: () => new GatewayError('The request body is larger than the gateway accepts.', {
+    status: 413, type: 'invalid_request_error', code: 'request_too_large',
+  }),
+  empty: () => new GatewayError('The request body is empty; send a JSON object.', {
+    status: 400, type: 'invalid_request_error', code: 'invalid_json',
+  }),
+  lengthMismatch: () => new GatewayError('The Content-Length header does not match the body.', {
+    status: 400, type: 'invalid_request_error', code: 'invalid_request',
+  }),
+  invalidJson: () => new GatewayError('The request body is not valid JSON.', {
+    status: 400, type: 'invalid_request_error', code: 'invalid_json',
+  }),
+};

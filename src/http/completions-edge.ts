@@ -1,0 +1,97 @@
+/**
+ * The hot route's own front door. `POST /v5/completions` with a JSON body goes from Node's HTTP
+ * server straight to the completions handler: request id, CORS headers, the API key, the body
+ * (read as fastify would read it), then the pipeline, without fastify's request and reply
+ * objects, hook runners, router and serializer on every call. Anything else — other routes,
+ * other content types, a server that is closing (fastify answers 503) — goes to fastify.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Authenticator, Caller } from '../auth/authenticate.js';
+import type { CorsPolicy } from './cors.js';
+import type { CompletionContext, CompletionsHandler } from './completions-route.js';
+import { writeJson } from './completions-route.js';
+import { toErrorResponse } from './error-mapper.js';
+import { readJsonBody } from './read-json-body.js';
+import { requestIdFor } from './request-id.js';
+
+export interface CompletionsEdgeOptions {
+  handler: CompletionsHandler;
+  authenticator: Authenticator;
+  cors: CorsPolicy;
+  bodyLimitBytes: number;
+}
+
+export interface CompletionsEdge {
+  /** Whether the edge serves this request (otherwise fastify does). */
+  takes(request: IncomingMessage): boolean;
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** From now on every request goes to fastify (which refuses new work while it closes). */
+  close(): void;
+}
+
+const path = '/v5/completions';
+
+export function createCompletionsEdge(options: CompletionsEdgeOptions): CompletionsEdge {
+  const { handler, authenticator, cors, bodyLimitBytes } = options;
+  let closing = false;
+
+  const afterAuth = (request: IncomingMessage, response: ServerResponse, context: CompletionContext) => {
+    readJsonBody(request, bodyLimitBytes, (error, body) => {
+      if (error) {
+        // As fastify does: the client may still be sending, so this connection is not reused.
+        context.headers.connection = 'close';
+        void handler.refuse(response, context, error);
+        return;
+      }
+      void handler.serve(response, context, body);
+    });
+  };
+
+  const refuse = (response: ServerResponse, headers: Record<string, string>, error: unknown) => {
+    const mapped = toErrorResponse(error);
+    writeJson(response, mapped.status, { ...headers, ...mapped.headers }, mapped.body);
+  };
+
+  return {
+    takes(request) {
+      if (closing || request.method !== 'POST') return false;
+      const url = request.url;
+      if (url !== path && !(url !== undefined && url.startsWith(path) && url.charCodeAt(path.length) === 63 /* ? */)) return false;
+      return isJson(request.headers['content-type']);
+    },
+
+    handle(request, response) {
+      const requestId = requestIdFor(request);
+      const headers: Record<string, string> = { 'x-request-id': requestId };
+      cors.addHeaders(request.headers.origin, headers);
+      let caller: Caller | Promise<Caller>;
+      try {
+        caller = authenticator.authenticate(request.headers);
+      } catch (error) {
+        refuse(response, headers, error);
+        return;
+      }
+      if (caller instanceof Promise) {
+        caller.then(
+          (resolved) => afterAuth(request, response, { requestId, caller: resolved, headers }),
+          (error: unknown) => refuse(response, headers, error),
+        );
+        return;
+      }
+      afterAuth(request, response, { requestId, caller, headers });
+    },
+
+    close() {
+      closing = true;
+    },
+  };
+}
+
+/** `application/json`, with or without parameters (`; charset=utf-8`), as fastify's JSON parser matches it. */
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  if (contentType === 'application/json') return true;
+  const semicolon = contentType.indexOf(';');
+  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return type === 'application/json';
+}
