@@ -1,18 +1,18 @@
 /**
  * HTTP to one vendor: an undici Agent keeps one keep-alive Pool per upstream origin, reused across
- * requests, with connect and idle timeouts. `open` returns 2xx responses only; anything else is
- * already a VendorError. The caller's signal aborts the request (the socket is destroyed, never
- * returned half-read to the pool).
+ * requests, with connect and idle timeouts. Requests go through undici's `dispatch` with our own
+ * handler (upstream-exchange.ts): no stream, async resource or abort signal per call. `open`
+ * returns 2xx responses only; anything else is already a VendorError. The caller's signal aborts
+ * the request (the socket is destroyed, never returned half-read to the pool).
  */
-import { EventEmitter } from 'node:events';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
+import { UpstreamExchange } from './upstream-exchange.js';
 
-export type ResponseBody = Dispatcher.ResponseData['body'];
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export interface UpstreamRequest {
@@ -29,7 +29,8 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   status: number;
   headers: ResponseHeaders;
-  body: ResponseBody;
+  /** The exchange the body arrives on. */
+  body: UpstreamExchange;
   /** The whole-answer deadline, cleared once the body is read (or a stream's first event came). */
   deadline?: Deadline;
 }
@@ -73,35 +74,37 @@ export class UpstreamClient {
 
   async open(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { transport, vendor } = this.options;
+    const started = performance.now();
+    const exchange = new UpstreamExchange();
     // Idle timeouts reset on every byte, so a slow drip would never trip them: a second, whole-answer
     // deadline bounds a non-stream call (headers + body) and a stream's wait for its first event.
-    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }), request.signal);
-    const signal = deadline.signal;
-    let response: Dispatcher.ResponseData;
+    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }), request.signal, exchange);
     try {
       const target = targetOf(request.url);
-      response = await this.agent.request({
+      this.agent.dispatch({
         origin: target.origin,
         path: target.path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
         body: JSON.stringify(request.body),
-        signal,
         headersTimeout: request.streaming ? transport.idleTimeoutMs : transport.responseTimeoutMs,
         bodyTimeout: transport.idleTimeoutMs,
-      });
+      }, exchange);
+      await exchange.headersArrived();
     } catch (error) {
       deadline.release();
       if (request.signal.aborted) throw abortReason(request.signal);
-      if (deadline.expired) throw deadline.error;
-      throw mapTransportError(vendor, error);
+      const failure = deadline.expired ? deadline.error : mapTransportError(vendor, error);
+      reportUpstreamCall(vendor, (performance.now() - started) / 1000, failure.code ?? 'upstream_error');
+      throw failure;
     }
-    if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers: response.headers, body: response.body, deadline };
-    const text = await readLimited(response.body, errorBodyLimit).catch(() => '');
+    reportUpstreamCall(vendor, (performance.now() - started) / 1000, statusText(exchange.status));
+    if (exchange.status >= 200 && exchange.status < 300) return { status: exchange.status, headers: exchange.headers, body: exchange, deadline };
+    const text = await readError(exchange, errorBodyLimit);
     deadline.release();
     if (request.signal.aborted) throw abortReason(request.signal);
     const extracted = safeExtract(this.options.extractError, text);
-    throw this.failure(extracted.status ?? response.statusCode, extracted.message, request.model, parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null);
+    throw this.failure(extracted.status ?? exchange.status, extracted.message, request.model, parseRetryAfter(exchange.headers) ?? extracted.retryAfterSeconds ?? null);
   }
 
   /** The mapped error for an upstream status; also for errors a vendor reports inside a stream. */
@@ -118,37 +121,27 @@ export class UpstreamClient {
   }
 
   /** Reads a whole (non-stream) body as text, at most `maxResponseBytes`, mapping transport failures. */
-  readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
+  async readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
     const limit = this.options.transport.maxResponseBytes;
-    const body = response.body;
-    // Events rather than an async iterator: one closure per body instead of a promise per chunk.
-    return new Promise<string>((resolve, reject) => {
-      const parts: Buffer[] = [];
-      let size = 0;
-      let settled = false;
-      const settle = (error: unknown, text?: string) => {
-        if (settled) return;
-        settled = true;
-        // A late error (the abort that destroys the body) must not go unhandled.
-        body.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose).on('error', ignore);
-        response.deadline?.release();
-        if (!body.destroyed) body.destroy();
-        if (error === null) return resolve(text!);
-        if (signal.aborted) return reject(abortReason(signal));
-        if (response.deadline?.expired) return reject(response.deadline.error);
-        reject(error instanceof VendorError ? error : mapTransportError(this.options.vendor, error));
-      };
-      const onData = (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > limit) return settle(malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`));
-        parts.push(chunk);
-      };
-      const onEnd = () => settle(null, parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8'));
-      const onError = (error: unknown) => settle(error);
-      // Destroyed without an error (an abort the stream did not report): not an answer.
-      const onClose = () => settle(new Error('the response body closed before its end'));
-      body.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-    });
+    const exchange = response.body;
+    const parts: Buffer[] = [];
+    try {
+      for (;;) {
+        await exchange.changed();
+        if (exchange.received > limit) {
+          const tooLarge = malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`);
+          exchange.abort(tooLarge);
+          throw tooLarge;
+        }
+        for (const chunk of exchange.take()) parts.push(chunk);
+        if (exchange.failure) throw exchange.failure;
+        if (exchange.done) return parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8');
+      }
+    } catch (error) {
+      throw this.bodyFailure(response, signal, error);
+    } finally {
+      response.deadline?.release();
+    }
   }
 
   /**
@@ -156,20 +149,30 @@ export class UpstreamClient {
    * whole-answer deadline ends at the first chunk carrying an SSE `data:` field (comments do not count).
    */
   async *chunks(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<Buffer> {
+    const exchange = response.body;
     try {
-      for await (const chunk of response.body) {
-        if (response.deadline && !response.deadline.cleared && (chunk as Buffer).includes('data:')) response.deadline.clear();
-        yield chunk as Buffer;
+      for (;;) {
+        await exchange.changed();
+        for (const chunk of exchange.take()) {
+          if (response.deadline && !response.deadline.cleared && chunk.includes('data:')) response.deadline.clear();
+          yield chunk;
+        }
+        if (exchange.failure) throw exchange.failure;
+        if (exchange.done) return;
       }
     } catch (error) {
-      if (signal.aborted) throw abortReason(signal);
-      if (response.deadline?.expired) throw response.deadline.error;
-      if (error instanceof VendorError) throw error;
-      throw mapTransportError(this.options.vendor, error);
+      throw this.bodyFailure(response, signal, error);
     } finally {
       response.deadline?.release();
-      if (!response.body.destroyed) response.body.destroy();
+      exchange.abort(new Error('the gateway stopped reading this response'));
     }
+  }
+
+  private bodyFailure(response: UpstreamResponse, signal: AbortSignal, error: unknown): unknown {
+    if (signal.aborted) return abortReason(signal);
+    if (response.deadline?.expired) return response.deadline.error;
+    if (error instanceof VendorError) return error;
+    return mapTransportError(this.options.vendor, error);
   }
 
   async close(): Promise<void> {
@@ -188,20 +191,27 @@ function targetOf(url: URL): { origin: string; path: string } {
   return target;
 }
 
-const ignore = () => {};
-
-async function readLimited(body: ResponseBody, limit: number): Promise<string> {
+/** Up to `limit` bytes of an error body; the rest is not read (the request is aborted). */
+async function readError(exchange: UpstreamExchange, limit: number): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    parts.push(chunk as Buffer);
-    size += (chunk as Buffer).length;
-    if (size >= limit) {
-      body.destroy();
-      break;
+  while (size < limit) {
+    await exchange.changed();
+    for (const chunk of exchange.take()) {
+      parts.push(chunk);
+      size += chunk.length;
     }
+    if (exchange.done) break;
   }
+  exchange.abort(new Error('the gateway read enough of this error body'));
   return Buffer.concat(parts).toString('utf8').slice(0, limit);
+}
+
+const statusTexts = new Map<number, string>();
+function statusText(status: number): string {
+  let text = statusTexts.get(status);
+  if (text === undefined) statusTexts.set(status, (text = String(status)));
+  return text;
 }
 
 function safeExtract(extract: (text: string) => ExtractedError, text: string): ExtractedError {
@@ -213,34 +223,27 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
 }
 
 /**
- * A one-shot, unref'd timer that aborts the upstream request with a timeout VendorError; it also
- * follows `parent` (the client's signal). undici accepts an EventEmitter with `aborted`/`reason` as
- * a request signal, which costs far less per call than an AbortController and its EventTarget.
+ * A one-shot, unref'd timer that aborts the upstream exchange with a timeout VendorError; it also
+ * follows `parent` (the client's signal), aborting the exchange with the client's reason.
  */
-export class Deadline extends EventEmitter {
-  aborted = false;
-  reason: unknown = undefined;
+export class Deadline {
   private timer: NodeJS.Timeout | null;
   private failure: VendorError | null = null;
   private readonly parent: AbortSignal | null;
-  private readonly onParentAbort = () => this.abort(this.parent!.reason);
+  private readonly exchange: UpstreamExchange;
+  private readonly onParentAbort = () => this.exchange.abort(toError(abortReason(this.parent!)));
 
-  constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null = null) {
-    super();
+  constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null, exchange: UpstreamExchange) {
     this.parent = parent;
-    if (parent?.aborted) this.abort(parent.reason);
+    this.exchange = exchange;
+    if (parent?.aborted) this.onParentAbort();
     else parent?.addEventListener('abort', this.onParentAbort, { once: true });
     this.timer = setTimeout(() => {
       this.timer = null;
       this.failure = makeError();
-      this.abort(this.failure);
+      this.exchange.abort(this.failure);
     }, milliseconds);
     this.timer.unref();
-  }
-
-  /** What undici listens to (`abort` event, `aborted`, `reason`). */
-  get signal(): EventEmitter {
-    return this;
   }
 
   get expired(): boolean {
@@ -255,7 +258,7 @@ export class Deadline extends EventEmitter {
     return this.failure!;
   }
 
-  /** Stops the timer; the signal keeps following the parent (a stream body still needs client aborts). */
+  /** Stops the timer; the exchange keeps following the parent (a stream body still needs client aborts). */
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -266,11 +269,8 @@ export class Deadline extends EventEmitter {
     this.clear();
     this.parent?.removeEventListener('abort', this.onParentAbort);
   }
+}
 
-  private abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
+function toError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
 }
