@@ -115,6 +115,21 @@ describe('openai through the gateway', () => {
     assert.equal(response.headers.get('retry-after'), '7');
   });
 
+  test('every upstream call lands in the upstream latency metric, by vendor and status', async () => {
+    const count = async (outcome: string) => {
+      const text = await (await fetch(`${gateway.url}/metrics`)).text();
+      const match = new RegExp(`tollgate_upstream_latency_seconds_count\\{vendor="openai",outcome="${outcome}"\\} (\\d+)`).exec(text);
+      return match ? Number(match[1]) : 0;
+    };
+    const [ok, limited] = [await count('200'), await count('429')];
+    openai.reply({ json: { id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } });
+    assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 200);
+    openai.reply({ status: 429, json: { error: { message: 'slow down' } } });
+    assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 429);
+    assert.equal(await count('200'), ok + 1);
+    assert.equal(await count('429'), limited + 1);
+  });
+
   test('an error after output began is an SSE error event in the error shape, never a silent cut; tokens so far are metered', async () => {
     openai.reply({ chunks: [sse(completionChunk('Partial answer that'))], destroyAfter: true });
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true });
