@@ -93,6 +93,18 @@ test('stream: asks for usage, yields deltas with global choice indexes, finishes
   assert.deepEqual([usage.promptTokens, usage.completionTokens, usage.cachedTokens, usage.reasoningTokens], [5, 7, 2, 3]);
 });
 
+test('stream: a character split across network reads arrives whole', async () => {
+  const bytes = Buffer.from(`${sse(chunk(0, 'Zoë saw a 🦊', 'stop'))}${sse(usageChunk)}data: [DONE]\n\n`);
+  const fox = bytes.indexOf(Buffer.from('🦊'));
+  upstream.reply((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write(bytes.subarray(0, fox + 2)); // half of the fox's four bytes
+    setTimeout(() => response.end(bytes.subarray(fox + 2)), 20);
+  });
+  const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct', stream: true }));
+  assert.equal(textOf(parts), 'Zoë saw a 🦊');
+});
+
 test('stream: logprobs per delta map to token entries', async () => {
   upstream.reply({ chunks: [sse(chunk(0, ' a', null, { tokens: [' a'], token_logprobs: [-1], top_logprobs: [{ ' a': -1 }], text_offset: [0] })), sse(chunk(0, '', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] });
   const parts = await collect(adapter, request({ model: 'davinci-002', logprobs: 1 }));
