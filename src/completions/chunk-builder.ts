@@ -5,25 +5,29 @@ import type { ChoiceLogprobs, CompletionUsage } from './completion-objects.js';
 export class ChunkBuilder {
   private readonly head: string;
   private readonly tail: string;
-  private fingerprint: string | null = null;
+  private fingerprintJson = 'null';
+  /** The fingerprint, then the usage field when the client asked for usage: how every choice chunk ends. */
+  private end: string;
   private readonly usageField: string;
 
   constructor(id: string, created: number, model: string, includeUsage: boolean) {
     this.head = `{"id":${JSON.stringify(id)},"object":"text_completion","created":${created},"choices":[`;
     this.tail = `],"model":${JSON.stringify(model)},"system_fingerprint":`;
     this.usageField = includeUsage ? ',"usage":null' : '';
+    this.end = `null${this.usageField}}`;
   }
 
   setFingerprint(fingerprint: string | null | undefined): void {
-    if (fingerprint) this.fingerprint = fingerprint;
+    if (!fingerprint) return;
+    this.fingerprintJson = JSON.stringify(fingerprint);
+    this.end = `${this.fingerprintJson}${this.usageField}}`;
   }
 
   choice(index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: FinishReason | null): string {
-    const choice = `{"text":${JSON.stringify(text)},"index":${index},"logprobs":${logprobs ? JSON.stringify(logprobs) : 'null'},"finish_reason":${finishReason ? `"${finishReason}"` : 'null'}}`;
-    return `${this.head}${choice}${this.tail}${JSON.stringify(this.fingerprint)}${this.usageField}}`;
+    return `${this.head}{"text":${JSON.stringify(text)},"index":${index},"logprobs":${logprobs ? JSON.stringify(logprobs) : 'null'},"finish_reason":${finishReason ? `"${finishReason}"` : 'null'}}${this.tail}${this.end}`;
   }
 
   usage(usage: CompletionUsage): string {
-    return `${this.head}${this.tail}${JSON.stringify(this.fingerprint)},"usage":${JSON.stringify(usage)}}`;
+    return `${this.head}${this.tail}${this.fingerprintJson},"usage":${JSON.stringify(usage)}}`;
   }
 }
