@@ -2,14 +2,12 @@
  * Builds the HTTP app from its dependencies. No I/O at import time: main.ts (and the tests) open
  * storage and vendors and pass them in.
  */
-import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator, type Caller } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
-import { completionId } from './completions/completion-id.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
-import { createCompletionsEdge } from './http/completions-edge.js';
-import { CompletionsHandler, registerCompletionsRoute, finishQuietly } from './http/completions-route.js';
+import { createCompletionsEdge, edgeServerFactory } from './http/completions-edge.js';
+import { CompletionsHandler, headersOf, registerCompletionsRoute } from './http/completions-route.js';
 import { answerClientError } from './http/client-error.js';
 import { toErrorResponse } from './http/error-mapper.js';
 import { GatewayError } from './http/gateway-error.js';
@@ -23,11 +21,10 @@ import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRequestObserver } from './observability/request-observer.js';
-import type { Storage, UsageOutcome } from './storage/types.js';
+import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
 import { Ledger } from './usage/ledger.js';
 import type { VendorRegistry } from './vendors/registry.js';
-import { VendorError } from './vendors/vendor-error.js';
 import './http/fastify-types.js';
 
 export interface AppDependencies {
@@ -55,20 +52,9 @@ export function buildApp(dependencies: AppDependencies): App {
   const authenticator = new Authenticator(storage, config.keyCacheMs);
   const completions = new CompletionsHandler({ pipeline, config, observer, logger });
   const edge = createCompletionsEdge({ handler: completions, authenticator, cors: corsPolicy(config.corsOrigins), bodyLimitBytes: config.bodyLimitBytes });
-  // The HTTP server fastify would build, with the completions edge in front of fastify's handler.
-  const serverFactory = ((fastifyHandler: (request: IncomingMessage, response: ServerResponse) => void, options: { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number }) => {
-    const httpServer = createServer(options.http ?? {}, (request, response) => {
-      if (edge.takes(request)) edge.handle(request, response);
-      else fastifyHandler(request, response);
-    });
-    httpServer.keepAliveTimeout = options.keepAliveTimeout;
-    httpServer.requestTimeout = options.requestTimeout;
-    httpServer.setTimeout(options.connectionTimeout);
-    return httpServer;
-  }) as unknown as FastifyServerFactory;
 
   const server: FastifyInstance = Fastify({
-    serverFactory,
+    serverFactory: edgeServerFactory(edge),
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -100,14 +86,12 @@ export function buildApp(dependencies: AppDependencies): App {
   registerCors(server, config.corsOrigins);
 
   server.setErrorHandler(async (error, request, reply) => {
-    const mapped = toErrorResponse(error);
-    // On the completions route only an unreadable body gets here (the handler answers everything else itself).
-    const run = request.caller && request.routeOptions.url === '/v5/completions' ? pipeline.begin(completionId(), request.caller) : null;
-    if (run && !run.isFinished) {
-      const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : mapped.status === 429 ? 'rate_limited' : mapped.status < 500 ? 'invalid_request' : 'error';
-      await finishQuietly(run, outcome, mapped.status, mapped.body.error.code);
-      observer.finished(run, mapped.status);
+    // An authenticated completion whose body fastify could not read: the handler records and answers it.
+    if (request.caller && request.routeOptions.url === '/v5/completions') {
+      reply.hijack();
+      return completions.refuse(reply.raw, { requestId: request.id, caller: request.caller, headers: headersOf(reply) }, error);
     }
+    const mapped = toErrorResponse(error);
     if (mapped.status >= 500 && !(error instanceof GatewayError)) request.log.error({ err: error, requestId: request.id }, 'unhandled error');
     return reply.status(mapped.status).headers(mapped.headers).send(mapped.body);
   });

@@ -161,10 +161,14 @@ describe('malformed requests', () => {
     await post(gateway, '/v5/completions', { model, prompt: 'x', temperature: 9 });
     await post(gateway, '/v5/completions', '{bad json');
     await post(gateway, '/v5/completions', { model: 'nosuch/x', prompt: 'x' });
+    // Not JSON at all: fastify reads this one, the completions handler still records it.
+    const unsupported = await post(gateway, '/v5/completions', 'model=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    assert.equal(unsupported.status, 415);
+    assert.match(unsupported.headers.get('x-request-id') ?? '', /^req_/);
     const afterReport = await gateway.server.storage.queryUsage({ accountId: gateway.accountId });
-    assert.equal(afterReport.totals.requests - before.totals.requests, 3);
-    const recent = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 3 });
-    assert.deepEqual(recent.map((r) => r.outcome), ['invalid_request', 'invalid_request', 'invalid_request']);
-    assert.deepEqual(recent.map((r) => r.status).sort(), [400, 400, 404]);
+    assert.equal(afterReport.totals.requests - before.totals.requests, 4);
+    const recent = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 4 });
+    assert.deepEqual(recent.map((r) => r.outcome), ['invalid_request', 'invalid_request', 'invalid_request', 'invalid_request']);
+    assert.deepEqual(recent.map((r) => r.status).sort(), [400, 400, 404, 415]);
   });
 });

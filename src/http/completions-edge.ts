@@ -5,7 +5,8 @@
  * objects, hook runners, router and serializer on every call. Anything else — other routes,
  * other content types, a server that is closing (fastify answers 503) — goes to fastify.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
+import type { FastifyServerFactory } from 'fastify';
 import type { Authenticator, Caller } from '../auth/authenticate.js';
 import type { CorsPolicy } from './cors.js';
 import type { CompletionContext, CompletionsHandler } from './completions-route.js';
@@ -94,4 +95,19 @@ function isJson(contentType: string | undefined): boolean {
   const semicolon = contentType.indexOf(';');
   const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
   return type === 'application/json';
+}
+
+/** The HTTP server fastify would build for itself (same options), with the edge in front of fastify's handler. */
+export function edgeServerFactory(edge: CompletionsEdge): FastifyServerFactory {
+  const factory = (fastifyHandler: (request: IncomingMessage, response: ServerResponse) => void, options: { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number }) => {
+    const server = createServer(options.http ?? {}, (request, response) => {
+      if (edge.takes(request)) edge.handle(request, response);
+      else fastifyHandler(request, response);
+    });
+    server.keepAliveTimeout = options.keepAliveTimeout;
+    server.requestTimeout = options.requestTimeout;
+    server.setTimeout(options.connectionTimeout);
+    return server;
+  };
+  return factory as unknown as FastifyServerFactory;
 }

@@ -6,7 +6,7 @@
  * exactly one ledger record.
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Caller } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import { ChoiceAccumulator } from '../completions/choice-accumulator.js';
@@ -186,10 +186,15 @@ export class CompletionsHandler {
 export function registerCompletionsRoute(app: FastifyInstance, handler: CompletionsHandler): void {
   app.post('/v5/completions', (request, reply) => {
     reply.hijack();
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
-    return handler.serve(reply.raw, { requestId: request.id, caller: request.caller!, headers }, request.body);
+    return handler.serve(reply.raw, { requestId: request.id, caller: request.caller!, headers: headersOf(reply) }, request.body);
   });
+}
+
+/** The headers fastify's hooks set on a reply (request id, CORS, `connection: close` after a body error), as our own object. */
+export function headersOf(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
+  return headers;
 }
 
 /** Settles a failed or cancelled run; a ledger failure here is logged by the ledger and not rethrown. */
