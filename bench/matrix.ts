@@ -44,12 +44,14 @@ export interface MatrixOptions {
   durationS: number;
   warmupS: number;
   ttfbConnections: number;
+  /** Interleaved runs only: slices per cell and target (see `runInterleaved`). */
+  rounds?: number;
   log: (line: string) => void;
 }
 
 export const modes: Mode[] = ['json', 'stream'];
 
-async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions): Promise<Cell> {
+async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions, quiet = false): Promise<Cell> {
   const pid = gateway.process.pid;
   let cpuStart = 0;
   let wallStart = 0;
@@ -82,8 +84,12 @@ async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, conne
     cpuUtilisation: cpuMs / wallMs,
     foreignCores,
   };
-  options.log(`  ${gateway.name.padEnd(8)} ${mode.padEnd(6)} c=${String(connections).padEnd(3)} ${cell.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${fmt(cell.latency?.p50)} ms  p99 ${fmt(cell.latency?.p99)} ms  cpu ${cell.cpuMicrosPerRequest.toFixed(0)} µs/req (${(cell.cpuUtilisation * 100).toFixed(0)}% core)${failed ? `  FAILED ${failed}` : ''}${foreignCores > 0.1 ? `  WARNING: other processes used ${foreignCores.toFixed(2)} cores` : ''}`);
+  if (!quiet) logCell(cell, options.log);
   return cell;
+}
+
+function logCell(cell: Cell, log: (line: string) => void, note = ''): void {
+  log(`  ${cell.target.padEnd(8)} ${cell.mode.padEnd(6)} c=${String(cell.connections).padEnd(3)} ${cell.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${fmt(cell.latency?.p50)} ms  p99 ${fmt(cell.latency?.p99)} ms  cpu ${cell.cpuMicrosPerRequest.toFixed(0)} µs/req (${(cell.cpuUtilisation * 100).toFixed(0)}% core)${cell.failed ? `  FAILED ${cell.failed}` : ''}${cell.foreignCores > 0.1 ? `  WARNING: other processes used ${cell.foreignCores.toFixed(2)} cores` : ''}${note}`);
 }
 
 const fmt = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(2));
@@ -94,15 +100,85 @@ export async function runTarget(load: LoadClient, gateway: Gateway, options: Mat
   for (const mode of modes) {
     for (const connections of options.connections) cells.push(await measureCell(load, gateway, mode, connections, options));
   }
-  const ttfb = await load.run<TtfbResult>({
+  const ttfb = await measureTtfb(load, gateway, options.durationS, options.warmupS, options);
+  logTtfb(gateway, ttfb, options.ttfbConnections, options.log);
+  const mem = memory(gateway.process.pid);
+  return { target: gateway.name, startupMs: gateway.startupMs, cells, ttfb, idleRssMiB, peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
+}
+
+/**
+ * Several targets (the floor and Tollgate), all started, measured in alternating slices: each cell
+ * is `rounds` short runs per target, taken in turn, and reported as the median slice. The machine
+ * is shared and its speed drifts over seconds; slices a few seconds apart see the same machine,
+ * so the ratios between targets hold where back-to-back whole runs did not (measured: two
+ * sequential runs minutes apart differed by up to 2x, interleaved medians by about 10%).
+ */
+export async function runInterleaved(load: LoadClient, gateways: Gateway[], options: MatrixOptions): Promise<TargetRun[]> {
+  const rounds = Math.max(1, options.rounds ?? 3);
+  const sliceS = Math.max(0.5, options.durationS / rounds);
+  const sliceWarmupS = Math.min(options.warmupS, 0.5);
+  const idle = gateways.map((gateway) => memory(gateway.process.pid).rssMiB);
+  // Every target gets the same unmeasured warm-up (JIT, lazily loaded tables, pools) before any slice.
+  const warmS = Math.max(2, 2 * options.warmupS);
+  for (const gateway of gateways) {
+    for (const mode of modes) await measureCell(load, gateway, mode, 16, { ...options, durationS: warmS, warmupS: 0 }, true);
+  }
+  const cells: Cell[][] = gateways.map(() => []);
+  for (const mode of modes) {
+    for (const connections of options.connections) {
+      const slices: Cell[][] = gateways.map(() => []);
+      for (let round = 0; round < rounds; round++) {
+        for (const [index, gateway] of gateways.entries()) {
+          const warmupS = round === 0 ? options.warmupS : sliceWarmupS;
+          slices[index].push(await measureCell(load, gateway, mode, connections, { ...options, durationS: sliceS, warmupS }, true));
+        }
+      }
+      for (const [index, taken] of slices.entries()) {
+        const cell = medianCell(taken);
+        cells[index].push(cell);
+        logCell(cell, options.log, `  (median of ${rounds})`);
+      }
+    }
+  }
+  const ttfbs: TtfbResult[][] = gateways.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, gateway] of gateways.entries()) ttfbs[index].push(await measureTtfb(load, gateway, sliceS, round === 0 ? options.warmupS : sliceWarmupS, options));
+  }
+  return gateways.map((gateway, index) => {
+    const ttfb = medianBy(ttfbs[index], (result) => result.ttfb?.p50 ?? Infinity);
+    logTtfb(gateway, ttfb, options.ttfbConnections, options.log);
+    const mem = memory(gateway.process.pid);
+    return { target: gateway.name, startupMs: gateway.startupMs, cells: cells[index], ttfb, idleRssMiB: idle[index], peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
+  });
+}
+
+/** The slice with the median throughput, with every slice's failures and the worst foreign load. */
+function medianCell(slices: Cell[]): Cell {
+  const median = medianBy(slices, (cell) => cell.requestsPerSecond);
+  return {
+    ...median,
+    ok: slices.reduce((sum, cell) => sum + cell.ok, 0),
+    failed: slices.reduce((sum, cell) => sum + cell.failed, 0),
+    foreignCores: Math.max(...slices.map((cell) => cell.foreignCores)),
+  };
+}
+
+function medianBy<T>(items: T[], key: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, options: MatrixOptions): Promise<TtfbResult> {
+  return load.run<TtfbResult>({
     kind: 'ttfb',
     target: { url: gateway.url, headers: gateway.headers },
     body: completionBody(true),
     connections: options.ttfbConnections,
-    durationS: options.durationS,
-    warmupS: options.warmupS,
-  }, (options.durationS + options.warmupS + 60) * 1000);
-  options.log(`  ${gateway.name.padEnd(8)} ttfb   c=${String(options.ttfbConnections).padEnd(3)} ${ttfb.requestsPerSecond.toFixed(0).padStart(7)} req/s  first byte p50 ${fmt(ttfb.ttfb?.p50)} ms  p99 ${fmt(ttfb.ttfb?.p99)} ms${ttfb.failed ? `  FAILED ${ttfb.failed}` : ''}`);
-  const mem = memory(gateway.process.pid);
-  return { target: gateway.name, startupMs: gateway.startupMs, cells, ttfb, idleRssMiB, peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
+    durationS,
+    warmupS,
+  }, (durationS + warmupS + 60) * 1000);
+}
+
+function logTtfb(gateway: Gateway, ttfb: TtfbResult, connections: number, log: (line: string) => void): void {
+  log(`  ${gateway.name.padEnd(8)} ttfb   c=${String(connections).padEnd(3)} ${ttfb.requestsPerSecond.toFixed(0).padStart(7)} req/s  first byte p50 ${fmt(ttfb.ttfb?.p50)} ms  p99 ${fmt(ttfb.ttfb?.p99)} ms${ttfb.failed ? `  FAILED ${ttfb.failed}` : ''}`);
 }

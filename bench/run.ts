@@ -12,14 +12,16 @@ import { runLedgerRate, runSlowStreams, runSoak, runTokens, type SlowStreamsResu
 import { checkGateway, directGateway, gatewayCore, loadCore, setDefaultDbDir, startFloor, startMock, startTollgate, type Gateway } from './gateways.js';
 import type { LedgerRateResult } from './ledger-rate.js';
 import { startLoadClient } from './load-client.js';
-import { runTarget, type TargetRun } from './matrix.js';
+import { runInterleaved, runTarget, type TargetRun } from './matrix.js';
 import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
 import { runProfile } from './profile.js';
 import { compare, formatReport, verdicts } from './report.js';
 
 const usage = `usage: npm run bench -- [options]
   --quick               16 connections only, 2 s runs, 0.5 min soak, 200 slow streams (~2 min)
-  --duration S          seconds per measured run (default 5; quick 2)
+  --duration S          seconds per measured cell (default 6; quick 2); the floor and Tollgate
+                        split it into --rounds alternating slices each
+  --rounds N            alternating slices per cell and target (default 3; quick 2)
   --warmup S            warm-up seconds before each run (default 1)
   --connections LIST    connection counts (default 1,16,64; quick 16)
   --soak-minutes N      soak length, 0 to skip (default 10; quick 0.5)
@@ -38,6 +40,7 @@ const usage = `usage: npm run bench -- [options]
 interface Options {
   quick: boolean;
   durationS: number;
+  rounds: number;
   warmupS: number;
   connections: number[];
   soakMinutes: number;
@@ -75,7 +78,7 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isFinite(parsed) || parsed < min || parsed > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return parsed;
   };
-  const known = ['duration', 'warmup', 'connections', 'soak-minutes', 'slow-streams', 'tokens-seconds', 'ledger-records', 'log-level', 'skip', 'targets', 'db-dir', 'profile-mode', 'profile-dir', 'out'];
+  const known = ['duration', 'rounds', 'warmup', 'connections', 'soak-minutes', 'slow-streams', 'tokens-seconds', 'ledger-records', 'log-level', 'skip', 'targets', 'db-dir', 'profile-mode', 'profile-dir', 'out'];
   for (const name of values.keys()) if (!known.includes(name)) throw new Error(`unknown option --${name}\n${usage}`);
   const connections = (values.get('connections') ?? (quick ? '16' : '1,16,64')).split(',').map((text) => Number(text.trim()));
   if (connections.some((count) => !Number.isInteger(count) || count < 1 || count > 1024)) throw new Error('--connections: integers from 1 to 1024');
@@ -83,7 +86,8 @@ function parseArgs(argv: string[]): Options {
   if (profileMode !== 'json' && profileMode !== 'stream') throw new Error('--profile-mode is json or stream');
   return {
     quick,
-    durationS: number('duration', quick ? 2 : 5, 0.5, 600),
+    durationS: number('duration', quick ? 2 : 6, 0.5, 600),
+    rounds: Math.round(number('rounds', quick ? 2 : 3, 1, 20)),
     warmupS: number('warmup', 1, 0, 60),
     connections,
     soakMinutes: number('soak-minutes', quick ? 0.5 : 10, 0, 240),
@@ -104,7 +108,7 @@ function parseArgs(argv: string[]): Options {
 /** Upper bound on the whole run; past it everything is killed. */
 function budgetSeconds(options: Options): number {
   if (options.profile) return 300;
-  const cell = options.durationS + options.warmupS + 10;
+  const cell = options.durationS + options.warmupS + options.rounds * 2 + 10;
   const matrix = options.skip.has('matrix') ? 0 : 3 * (2 * options.connections.length + 1) * cell + 120;
   return matrix + 180 + options.soakMinutes * 60 + 60 + 4 * options.tokensSeconds + 300 + 120;
 }
@@ -149,23 +153,31 @@ async function main(): Promise<void> {
       return;
     }
     const runs: TargetRun[] = [];
-    const matrixOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, ttfbConnections: 16, log };
+    const matrixOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, ttfbConnections: 16, rounds: options.rounds, log };
     if (!options.skip.has('matrix')) {
-      const starters: [string, string, () => Promise<Gateway>][] = [
-        ['direct', 'direct (mock upstream alone)', async () => directGateway(mock)],
-        ['floor', 'floor proxy', () => startFloor(gatewayPin, mock.origin)],
-        ['tollgate', 'Tollgate', () => startTollgate({ core: gatewayPin, openaiBaseUrl: mock.origin, logLevel: options.logLevel })],
+      if (options.targets.has('direct')) {
+        log('\ndirect (mock upstream alone)');
+        runs.push(await runTarget(load, directGateway(mock), matrixOptions));
+      }
+      // The floor and Tollgate run side by side and are measured in alternating slices (runInterleaved).
+      const starters: [string, () => Promise<Gateway>][] = [
+        ['floor', () => startFloor(gatewayPin, mock.origin)],
+        ['tollgate', () => startTollgate({ core: gatewayPin, openaiBaseUrl: mock.origin, logLevel: options.logLevel })],
       ];
-      for (const [name, title, start] of starters) {
-        if (!options.targets.has(name)) continue;
-        log(`\n${title}`);
-        const gateway = await start();
-        try {
+      const gateways: Gateway[] = [];
+      try {
+        for (const [name, start] of starters) {
+          if (!options.targets.has(name)) continue;
+          const gateway = await start();
+          gateways.push(gateway);
           await checkGateway(gateway);
-          runs.push(await runTarget(load, gateway, matrixOptions));
-        } finally {
-          await gateway.stop();
         }
+        if (gateways.length > 0) {
+          log(`\n${gateways.map((gateway) => gateway.name).join(' and ')}, interleaved: ${options.rounds} slices of ${(options.durationS / options.rounds).toFixed(1)} s per cell and target, median slice reported`);
+          runs.push(...await runInterleaved(load, gateways, matrixOptions));
+        }
+      } finally {
+        for (const gateway of gateways) await gateway.stop();
       }
     }
     let slow: SlowStreamsResult | null = null;
