@@ -3,7 +3,8 @@
  * the first output), metering, and the one ledger record. The HTTP layer only renders.
  */
 import type { Config } from '../config/config.js';
-import { GatewayError, invalidRequest } from '../http/gateway-error.js';
+import { toErrorResponse } from '../http/error-mapper.js';
+import { invalidRequest } from '../http/gateway-error.js';
 import type { Caller } from '../auth/authenticate.js';
 import type { Storage, UsageOutcome, UsageRecord } from '../storage/types.js';
 import type { Admission, AdmissionTicket } from '../usage/admission.js';
@@ -225,15 +226,12 @@ export class CompletionPipeline {
   }
 }
 
-/** Maps an error to the ledger outcome. */
+/** Maps an error to the ledger outcome, with the status and code the client is answered with. */
 export function outcomeOf(error: unknown, aborted: boolean): { outcome: UsageOutcome; status: number; code: string | null } {
   if (aborted) return { outcome: 'cancelled', status: 499, code: 'client_cancelled' };
-  if (error instanceof VendorError) return { outcome: 'vendor_error', status: error.status, code: error.code };
-  if (error instanceof GatewayError) {
-    const outcome: UsageOutcome = error.status === 429 ? 'rate_limited' : error.status < 500 ? 'invalid_request' : 'error';
-    return { outcome, status: error.status, code: error.code };
-  }
-  return { outcome: 'error', status: 500, code: 'internal_error' };
+  const { status, body } = toErrorResponse(error);
+  const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : status === 429 ? 'rate_limited' : status < 500 ? 'invalid_request' : 'error';
+  return { outcome, status, code: body.error.code };
 }
 
 function round(ms: number): number {

@@ -10,8 +10,7 @@ import type { FastifyServerFactory } from 'fastify';
 import type { Authenticator, Caller } from '../auth/authenticate.js';
 import type { CorsPolicy } from './cors.js';
 import type { CompletionContext, CompletionsHandler } from './completions-route.js';
-import { writeJson } from './completions-route.js';
-import { toErrorResponse } from './error-mapper.js';
+import { writeError } from './completions-route.js';
 import { readJsonBody } from './read-json-body.js';
 import { requestIdFor } from './request-id.js';
 
@@ -48,11 +47,6 @@ export function createCompletionsEdge(options: CompletionsEdgeOptions): Completi
     });
   };
 
-  const refuse = (response: ServerResponse, headers: Record<string, string>, error: unknown) => {
-    const mapped = toErrorResponse(error);
-    writeJson(response, mapped.status, { ...headers, ...mapped.headers }, mapped.body);
-  };
-
   return {
     takes(request) {
       if (closing || request.method !== 'POST') return false;
@@ -69,13 +63,13 @@ export function createCompletionsEdge(options: CompletionsEdgeOptions): Completi
       try {
         caller = authenticator.authenticate(request.headers);
       } catch (error) {
-        refuse(response, headers, error);
+        writeError(response, headers, error);
         return;
       }
       if (caller instanceof Promise) {
         caller.then(
           (resolved) => afterAuth(request, response, { requestId, caller: resolved, headers }),
-          (error: unknown) => refuse(response, headers, error),
+          (error: unknown) => writeError(response, headers, error),
         );
         return;
       }

@@ -16,8 +16,6 @@ import { toWireUsage, type Completion } from '../completions/completion-objects.
 import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../completions/completion-pipeline.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestObserver } from '../observability/request-observer.js';
-import type { UsageOutcome } from '../storage/types.js';
-import { VendorError } from '../vendors/vendor-error.js';
 import { toErrorResponse } from './error-mapper.js';
 import { GatewayError } from './gateway-error.js';
 import { ClientCancel } from './client-cancel.js';
@@ -83,14 +81,13 @@ export class CompletionsHandler {
   }
 
   private async fail(response: ServerResponse, headers: Record<string, string>, run: CompletionRun, error: unknown): Promise<void> {
-    const mapped = toErrorResponse(error);
     if (!run.isFinished) {
-      const outcome: UsageOutcome = error instanceof VendorError ? 'vendor_error' : mapped.status === 429 ? 'rate_limited' : mapped.status < 500 ? 'invalid_request' : 'error';
-      await finishQuietly(run, outcome, mapped.status, mapped.body.error.code);
-      this.observer.finished(run, mapped.status);
+      const { outcome, status, code } = outcomeOf(error, false);
+      await finishQuietly(run, outcome, status, code);
+      this.observer.finished(run, status);
     }
-    if (mapped.status >= 500 && !(error instanceof GatewayError)) this.logger.error({ err: error, requestId: run.requestId }, 'unhandled error');
-    writeJson(response, mapped.status, { ...headers, ...mapped.headers }, mapped.body);
+    if (!(error instanceof GatewayError) && toErrorResponse(error).status >= 500) this.logger.error({ err: error, requestId: run.requestId }, 'unhandled error');
+    writeError(response, headers, error);
   }
 
   private async jsonCompletion(response: ServerResponse, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>): Promise<void> {
@@ -156,7 +153,7 @@ export class CompletionsHandler {
       await finishQuietly(run, outcome, status, code);
       observer.finished(run, status);
       if (abort.signal.aborted) return sse.end();
-      if (!sse.headersSent) return sendRawError(response, headers, error);
+      if (!sse.headersSent) return writeError(response, headers, error);
       this.logger.debug({ requestId: run.requestId }, 'stream failed after output');
       return sse.error(error);
     }
@@ -173,7 +170,7 @@ export class CompletionsHandler {
       usage = await run.finish('success', 200);
     } catch (error) {
       observer.finished(run, 503);
-      if (!sse.headersSent) return sendRawError(response, headers, ledgerUnavailable(error));
+      if (!sse.headersSent) return writeError(response, headers, ledgerUnavailable(error));
       return sse.error(ledgerUnavailable(error));
     }
     if (run.parsed!.includeUsage) await sse.data(chunks.usage(toWireUsage(usage)));
@@ -217,7 +214,8 @@ export function writeJson(response: ServerResponse, status: number, headers: Rec
   response.end(text);
 }
 
-function sendRawError(response: ServerResponse, headers: Record<string, string>, error: unknown): void {
+/** The error shape for anything thrown, with the request's own headers; nothing once the response has begun. */
+export function writeError(response: ServerResponse, headers: Record<string, string>, error: unknown): void {
   const { status, body, headers: errorHeaders } = toErrorResponse(error);
   writeJson(response, status, { ...headers, ...errorHeaders }, body);
 }

@@ -84,4 +84,8 @@ export const bodyErrors = {
   invalidJson: () => new GatewayError('The request body is not valid JSON.', {
     status: 400, type: 'invalid_request_error', code: 'invalid_json',
   }),
+  /** The client went away (or broke the stream) mid-body. */
+  unreadable: (cause: Error) => new GatewayError(`The request body could not be read: ${cause.message}.`, {
+    status: 400, type: 'invalid_request_error', code: 'invalid_request', cause,
+  }),
 };

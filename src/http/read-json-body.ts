@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import secureJsonParse from 'secure-json-parse';
-import { bodyErrors, GatewayError } from './gateway-error.js';
+import { bodyErrors, type GatewayError } from './gateway-error.js';
 
 const parseOptions = { protoAction: 'error', constructorAction: 'error' } as const;
 
@@ -51,7 +51,7 @@ export function readJsonBody(request: IncomingMessage, limit: number, callback: 
   // The client went away mid-body: nobody will read the answer, but the request still settles once.
   const onError = (error: Error) => {
     stop();
-    callback(new GatewayError(`The request body could not be read: ${error.message}.`, { status: 400, type: 'invalid_request_error', code: 'invalid_request', cause: error }));
+    callback(bodyErrors.unreadable(error));
   };
   request.on('data', onData);
   request.on('end', onEnd);

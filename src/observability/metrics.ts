@@ -4,7 +4,7 @@
  * metric-families.ts (bound children, no per-update label hashing).
  */
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './metric-families.js';
+import { CounterFamily, HistogramFamily } from './metric-families.js';
 import { listenToUpstream } from './upstream-events.js';
 
 export interface Metrics {
@@ -19,11 +19,6 @@ export interface Metrics {
   upstreamErrors: CounterFamily;
   upstreamRetries: CounterFamily;
   gatewayOverhead: HistogramFamily;
-  /** Children of the per-request metrics (values in labelNames order). */
-  requestsFor(vendor: string, model: string, status: string): CounterChild;
-  tokensFor(account: string, model: string, kind: 'prompt' | 'completion'): CounterChild;
-  latencyFor(vendor: string, stream: string): HistogramChild;
-  timeToFirstByteFor(vendor: string): HistogramChild;
   /** Stop listening to upstream events. */
   close(): void;
 }
@@ -43,6 +38,7 @@ export function createMetrics(): Metrics {
       upstreamRetries.labels(vendor).inc();
     },
   });
+  // Label values in labelNames order: requests (vendor, model, status), tokens (account, model, kind), ...
   const requests = new CounterFamily({ name: 'tollgate_requests_total', help: 'Completion requests by vendor, model and HTTP status.', labelNames: ['vendor', 'model', 'status'], registry });
   const tokens = new CounterFamily({ name: 'tollgate_tokens_total', help: 'Metered tokens by account, model and kind (prompt|completion).', labelNames: ['account', 'model', 'kind'], registry });
   const latency = new HistogramFamily({ name: 'tollgate_request_duration_seconds', help: 'Total request latency.', labelNames: ['vendor', 'stream'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registry });
@@ -58,10 +54,6 @@ export function createMetrics(): Metrics {
     tokens,
     latency,
     timeToFirstByte,
-    requestsFor: (vendor, model, status) => requests.labels(vendor, model, status),
-    tokensFor: (account, model, kind) => tokens.labels(account, model, kind),
-    latencyFor: (vendor, stream) => latency.labels(vendor, stream),
-    timeToFirstByteFor: (vendor) => timeToFirstByte.labels(vendor),
     inFlightStreams: new Gauge({ name: 'tollgate_in_flight_streams', help: 'Streams currently open.', registers: [registry] }),
     ledgerWrite: new HistogramFamily({ name: 'tollgate_ledger_write_seconds', help: 'Ledger write latency.', buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1], registry }),
   };

@@ -23,14 +23,14 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
       const model = run.parsed?.model ?? 'unknown';
       const seconds = (performance.now() - run.startedAt) / 1000;
       const stream = run.parsed?.stream ?? false;
-      metrics.requestsFor(vendor, run.target ? model : 'invalid', statusText(status)).inc();
-      metrics.latencyFor(vendor, stream ? 'true' : 'false').observe(seconds);
-      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByteFor(vendor).observe(run.meter.firstTokenAt / 1000);
+      metrics.requests.labels(vendor, run.target ? model : 'invalid', statusText(status)).inc();
+      metrics.latency.labels(vendor, stream ? 'true' : 'false').observe(seconds);
+      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.labels(vendor).observe(run.meter.firstTokenAt / 1000);
       if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
       const usage = run.settledUsage;
       if (usage) {
-        metrics.tokensFor(run.caller.account.id, model, 'prompt').inc(usage.promptTokens);
-        metrics.tokensFor(run.caller.account.id, model, 'completion').inc(usage.completionTokens);
+        metrics.tokens.labels(run.caller.account.id, model, 'prompt').inc(usage.promptTokens);
+        metrics.tokens.labels(run.caller.account.id, model, 'completion').inc(usage.completionTokens);
       }
       logger.info({
         requestId: run.requestId,
