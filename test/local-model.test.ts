@@ -52,9 +52,11 @@ interface Run {
 
 async function run(overrides: Partial<GenerationRequest> = {}, signal = new AbortController().signal): Promise<Run> {
   const generation = request(overrides);
-  assert.deepEqual(adapter.prepare(generation, model), { emulated: [] });
+  // As the pipeline does: prepare, then stream with the plan prepare returned.
+  const plan = adapter.prepare(generation, model);
+  assert.deepEqual(plan.emulated, []);
   const result: Run = { parts: [], texts: [], finishes: [], logprobs: [], usage: { promptTokens: -1, completionTokens: -1 } };
-  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test' })) for (const part of batch) {
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test', plan })) for (const part of batch) {
     result.parts.push(part);
     if (part.type === 'text-delta') {
       result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
@@ -335,7 +337,7 @@ test('invalid logit_bias keys are a 400 on logit_bias; suffix is refused with a 
   assert.throws(() => adapter.prepare(request({ suffix: ' and so on.' }), model), (error: unknown) => {
     return error instanceof GatewayError && error.status === 400 && error.param === 'suffix' && error.code === 'unsupported_parameter';
   });
-  assert.deepEqual(adapter.prepare(request({ suffix: '' }), model), { emulated: [] });
+  assert.deepEqual(adapter.prepare(request({ suffix: '' }), model).emulated, []);
 });
 
 test('abort stops generation promptly, ends without throwing, and still reports usage', async () => {

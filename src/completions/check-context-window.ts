@@ -34,17 +34,31 @@ export function checkContextWindow(request: GenerationRequest, model: ModelInfo)
       );
     }
   }
-  let promptTokens: number | null = null;
-  const countPrompts = () => (promptTokens ??= request.prompts.reduce((sum, prompt, index) => sum + (counts[index] ?? countText(prompt, model)), 0));
-  const perPrompt = Math.max(request.n, request.bestOf ?? 1);
-  return {
-    get promptTokens() {
-      return countPrompts();
-    },
-    get maxTotal() {
-      return countPrompts() + request.maxTokens * perPrompt * request.prompts.length;
-    },
-  };
+  return new CountedContext(request, model, counts);
+}
+
+/**
+ * The counts, computed on first read. A class, not an object literal with getters: per-request
+ * literals with getters made V8 keep the whole request through young-generation GCs (README,
+ * "Objects that outlive their request").
+ */
+class CountedContext implements ContextCheck {
+  private total: number | null = null;
+
+  constructor(
+    private readonly request: GenerationRequest,
+    private readonly model: ModelInfo,
+    private readonly counts: (number | null)[],
+  ) {}
+
+  get promptTokens(): number {
+    return (this.total ??= this.request.prompts.reduce((sum, prompt, index) => sum + (this.counts[index] ?? countText(prompt, this.model)), 0));
+  }
+
+  get maxTotal(): number {
+    const request = this.request;
+    return this.promptTokens + request.maxTokens * Math.max(request.n, request.bestOf ?? 1) * request.prompts.length;
+  }
 }
 
 function countText(prompt: PromptInput, model: ModelInfo): number {

@@ -7,7 +7,7 @@ import { toErrorResponse } from '../http/error-mapper.js';
 import { invalidRequest } from '../http/gateway-error.js';
 import type { Caller } from '../auth/authenticate.js';
 import type { Storage, UsageOutcome, UsageRecord } from '../storage/types.js';
-import type { Admission, AdmissionTicket } from '../usage/admission.js';
+import type { Admission, AdmissionRequest, AdmissionTicket } from '../usage/admission.js';
 import type { Ledger } from '../usage/ledger.js';
 import type { ResolvedModel, VendorRegistry } from '../vendors/registry.js';
 import type { GenerationPlan, GenerationRequest, StreamPart } from '../vendors/types.js';
@@ -29,6 +29,31 @@ interface Target {
   request: GenerationRequest;
   plan: GenerationPlan;
   context: ContextCheck;
+}
+
+/**
+ * What admission reads. The token counts are getters over the context check, so the prompt is
+ * tokenized only if admission reads them (a budget or token limit applies). A class rather than a
+ * literal with getters: see CountedContext in check-context-window.ts.
+ */
+class AdmissionAsk implements AdmissionRequest {
+  readonly accountId: string;
+  readonly keyId: string | null;
+  private readonly context: ContextCheck;
+
+  constructor(caller: Caller, context: ContextCheck) {
+    this.accountId = caller.account.id;
+    this.keyId = caller.keyId;
+    this.context = context;
+  }
+
+  get maxTokens(): number {
+    return this.context.maxTotal;
+  }
+
+  get promptTokens(): number {
+    return this.context.promptTokens;
+  }
 }
 
 /** One request in flight. Created by `CompletionPipeline.begin`; finished exactly once by `finish`. */
@@ -67,18 +92,7 @@ export class CompletionRun {
     const targets = this.pipeline.targetsFor(parsed.model);
     this.target = this.pipeline.prepareTarget(targets[0], parsed);
     this.fallbacks = targets.slice(1);
-    const context = this.target.context;
-    // Getters: the prompt is tokenized only if admission reads them (a budget or token limit applies).
-    this.ticket = await this.pipeline.dependencies.admission.admit({
-      accountId: this.caller.account.id,
-      keyId: this.caller.keyId,
-      get maxTokens() {
-        return context.maxTotal;
-      },
-      get promptTokens() {
-        return context.promptTokens;
-      },
-    });
+    this.ticket = await this.pipeline.dependencies.admission.admit(new AdmissionAsk(this.caller, this.target.context));
   }
 
   get choiceCount(): number {
@@ -100,7 +114,7 @@ export class CompletionRun {
       let iterator: AsyncIterator<StreamPart[]>;
       let first: IteratorResult<StreamPart[]>;
       try {
-        iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId })[Symbol.asyncIterator]();
+        iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId, plan: target.plan })[Symbol.asyncIterator]();
         first = await iterator.next();
       } catch (error) {
         const next = !signal.aborted && error instanceof VendorError && error.retryable ? this.nextFallback(parsed) : null;
@@ -219,7 +233,8 @@ export class CompletionPipeline {
 
   prepareTarget(model: string, parsed: ParsedCompletionRequest): Target {
     const resolved = this.dependencies.registry.resolve(model);
-    const request: GenerationRequest = { ...parsed.generation, model: resolved.model.name };
+    // New keys before the spread, never after it (README, "Objects that outlive their request").
+    const request: GenerationRequest = { model: resolved.model.name, ...parsed.generation };
     const context = checkContextWindow(request, resolved.model);
     const plan = resolved.adapter.prepare(request, resolved.model);
     return { resolved, request, plan, context };

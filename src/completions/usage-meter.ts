@@ -34,7 +34,7 @@ export class UsageMeter {
 
   /** The settled usage. Estimates count prompts once each and all text produced (echo excluded). */
   settle(model: ModelInfo | null, prompts: PromptInput[], echo: boolean, n: number): MeteredUsage {
-    if (this.reported) return { ...this.reported, estimated: this.reported.estimated === true };
+    if (this.reported) return Object.assign({}, this.reported, { estimated: this.reported.estimated === true });
     if (!model) return { promptTokens: 0, completionTokens: 0, estimated: false };
     let promptTokens = 0;
     const promptTexts: string[] = [];

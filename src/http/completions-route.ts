@@ -217,5 +217,5 @@ export function writeJson(response: ServerResponse, status: number, headers: Rec
 /** The error shape for anything thrown, with the request's own headers; nothing once the response has begun. */
 export function writeError(response: ServerResponse, headers: Record<string, string>, error: unknown): void {
   const { status, body, headers: errorHeaders } = toErrorResponse(error);
-  writeJson(response, status, { ...headers, ...errorHeaders }, body);
+  writeJson(response, status, Object.assign(headers, errorHeaders), body);
 }

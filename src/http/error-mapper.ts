@@ -43,7 +43,7 @@ function retryHeaders(status: number, headers: Record<string, string>): Record<s
   // SGP and OpenAI clients retry on 408/409/429/5xx; say so explicitly so client behaviour is deliberate.
   if ('x-should-retry' in headers) return headers;
   const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-  return { ...headers, 'x-should-retry': retryable ? 'true' : 'false' };
+  return Object.assign({ 'x-should-retry': retryable ? 'true' : 'false' }, headers);
 }
 
 function mapFrameworkError(error: FrameworkError): GatewayError | null {

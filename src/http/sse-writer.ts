@@ -64,12 +64,13 @@ export class SseWriter {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.response.writeHead(200, {
-      ...this.headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
+    // The request's own header object gains the stream's headers: no `{ ...headers, more }` copy
+    // (README, "Objects that outlive their request").
+    const headers = this.headers;
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache';
+    headers['x-accel-buffering'] = 'no';
+    this.response.writeHead(200, headers);
   }
 
   /** Queues one `data:` event; `drained()` sends what is queued and honours backpressure. */

@@ -77,11 +77,17 @@ export interface GenerationRequest {
   stream: boolean;
 }
 
-export interface GenerationOptions {
+export interface GenerationOptions<Plan extends GenerationPlan = GenerationPlan> {
   /** Aborted when the client disconnects or the gateway gives up; adapters must stop promptly. */
   signal: AbortSignal;
   /** The gateway's own request id, safe to forward upstream for tracing. */
   requestId: string;
+  /**
+   * What this adapter's `prepare` returned for this very request (the pipeline always passes it);
+   * an adapter plans again only when it is absent (a direct caller). Passing it beats a side table
+   * keyed by the request: a WeakMap entry kept every request alive until the next full GC.
+   */
+  plan?: Plan;
 }
 
 export interface ModelCapabilities {
@@ -111,7 +117,7 @@ export interface GenerationPlan {
   emulated: string[];
 }
 
-export interface VendorAdapter {
+export interface VendorAdapter<Plan extends GenerationPlan = GenerationPlan> {
   /** The `vendor` prefix in `vendor/name`. */
   readonly name: string;
   listModels(): ModelInfo[];
@@ -121,14 +127,14 @@ export interface VendorAdapter {
    * Check the request against what this vendor can honour, before any upstream call.
    * Throws a GatewayError (400, `param` named, vendor named) for what cannot be honoured.
    */
-  prepare(request: GenerationRequest, model: ModelInfo): GenerationPlan;
+  prepare(request: GenerationRequest, model: ModelInfo): Plan;
   /**
    * Generate. Parts come in batches, never empty: what one upstream read (or one slice of local
    * compute) produced, in order, so that every layer above pays one await per read, not per part.
    * Throws VendorError (before or after output) on upstream failure. Must stop and release the
    * upstream request when `options.signal` aborts.
    */
-  stream(request: GenerationRequest, model: ModelInfo, options: GenerationOptions): AsyncIterable<StreamPart[]>;
+  stream(request: GenerationRequest, model: ModelInfo, options: GenerationOptions<Plan>): AsyncIterable<StreamPart[]>;
   /** Release pooled connections and timers. */
   close?(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { LocalModelLoader } from './local-model-loader.js';
 import { localModels } from './local-models.js';
 import type { LocalNgramModel } from './local-ngram-model.js';
 import { LocalRandom } from './local-random.js';
-import { checkLocalRequest, LOCAL_VENDOR } from './local-request-check.js';
+import { checkLocalRequest, LOCAL_VENDOR, type LocalCheckedRequest } from './local-request-check.js';
 import type { LocalTokenTexts } from './local-token-text.js';
 import type { LocalWorkspacePool } from './local-workspace.js';
 
@@ -22,7 +22,12 @@ export interface LocalAdapterOptions {
 }
 
 /** The adapter, plus the model itself for tests and inspection (reading these loads the model). */
-export interface LocalAdapter extends VendorAdapter {
+/** The local plan: nothing emulated, and the request as checked (its prompts tokenized once). */
+export interface LocalPlan extends GenerationPlan {
+  checked: LocalCheckedRequest;
+}
+
+export interface LocalAdapter extends VendorAdapter<LocalPlan> {
   readonly model: LocalNgramModel;
   readonly texts: LocalTokenTexts;
   /** A fresh workspace for calling `model.accumulate` or `model.distribution` directly. */
@@ -43,8 +48,8 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
   };
   const models = localModels();
 
-  async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
-    const checked = checkLocalRequest(request, info, model);
+  async function* stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions<LocalPlan>): AsyncGenerator<StreamPart[]> {
+    const checked = generation.plan?.checked ?? checkLocalRequest(request, info, model);
     const bestOf = request.bestOf !== null && request.bestOf > 1 ? request.bestOf : null;
     let promptTokens = 0;
     let completionTokens = 0;
@@ -127,14 +132,13 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
     },
     listModels: () => models,
     resolveModel: (name) => models.find((candidate) => candidate.name === name) ?? null,
-    prepare(request: GenerationRequest, info: ModelInfo): GenerationPlan {
+    prepare(request: GenerationRequest, info: ModelInfo): LocalPlan {
       use();
-      checkLocalRequest(request, info, model);
-      return { emulated: [] };
+      return { emulated: [], checked: checkLocalRequest(request, info, model) };
     },
     // The pipeline always prepares first, so this `use()` is a no-op there; it covers direct callers.
     // A plain function rather than a wrapping generator: no extra await per batch.
-    stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions): AsyncGenerator<StreamPart[]> {
+    stream(request: GenerationRequest, info: ModelInfo, generation: GenerationOptions<LocalPlan>): AsyncGenerator<StreamPart[]> {
       use();
       return stream(request, info, generation);
     },

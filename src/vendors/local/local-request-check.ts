@@ -25,11 +25,7 @@ export interface LocalCheckedRequest {
   sampling: LocalSamplingSettings;
 }
 
-const checked = new WeakMap<GenerationRequest, LocalCheckedRequest>();
-
 export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, ngram: LocalNgramModel): LocalCheckedRequest {
-  const remembered = checked.get(request);
-  if (remembered) return remembered;
   // Fill-in-the-middle needs a model that can condition on text to the right of the insertion
   // point; an n-gram only sees the tokens before it, so a suffix is refused, never ignored.
   // An empty suffix asks for nothing beyond an ordinary completion and is accepted.
@@ -46,9 +42,7 @@ export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, 
     return { tokens: prompt.tokens, text: decodeTokens(prompt.tokens) };
   });
   // The context window is checked once for every vendor by the pipeline (completions/check-context-window.ts).
-  const result = { prompts, sampling: samplingSettings(request, ngram) };
-  checked.set(request, result);
-  return result;
+  return { prompts, sampling: samplingSettings(request, ngram) };
 }
 
 function samplingSettings(request: GenerationRequest, ngram: LocalNgramModel): LocalSamplingSettings {

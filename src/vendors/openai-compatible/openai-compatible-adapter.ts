@@ -30,7 +30,7 @@ export interface OpenAICompatibleAdapterOptions {
   catalogue: ModelCatalogue;
 }
 
-export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOptions): VendorAdapter {
+export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOptions): VendorAdapter<OpenAICompatiblePlan> {
   const { preset, catalogue, transport } = options;
   const client = new UpstreamClient({
     vendor: preset.name,
@@ -45,16 +45,6 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     else authHeaders.authorization = `Bearer ${options.apiKey}`;
   }
 
-  // `prepare` and `stream` see the same request object: plan it once.
-  const plans = new WeakMap<GenerationRequest, OpenAICompatiblePlan>();
-  const planFor = (request: GenerationRequest, model: ModelInfo): OpenAICompatiblePlan => {
-    let plan = plans.get(request);
-    if (!plan) {
-      plan = planOpenAICompatible(preset, request, model);
-      plans.set(request, plan);
-    }
-    return plan;
-  };
   // One URL object per model and mode (models come from the catalogue; the cap only guards memory).
   const urls = new Map<string, URL>();
   const urlFor = (mode: 'native' | 'chat', modelName: string): URL => {
@@ -81,16 +71,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       stops: plan.gatewayStops,
       promptText: prompts.map(promptText).join(''),
       countTokens: model.countTokens,
-      async *run(signal: AbortSignal): AsyncGenerator<CallPart[]> {
-        const response = await client.open({ url, headers: { ...authHeaders, 'x-request-id': requestId }, body, streaming, signal, model: model.name });
-        if (!streaming) {
-          const text = await client.readText(response, signal);
-          yield plan.mode === 'native' ? completionResponseParts(preset.name, text) : chatResponseParts(preset.name, text);
-          return;
-        }
-        const events = client.chunks(response, signal);
-        yield* plan.mode === 'native' ? completionStreamParts(preset.name, events, choiceCount) : chatStreamParts(preset.name, events, choiceCount);
-      },
+      run: (signal: AbortSignal) => callParts(client, { vendor: preset.name, mode: plan.mode, url, headers: { 'x-request-id': requestId, ...authHeaders }, body, streaming, model: model.name, choiceCount }, signal),
     };
   };
 
@@ -98,14 +79,40 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     name: preset.name,
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
-    prepare(request, model) {
-      return { emulated: planFor(request, model).emulated };
-    },
-    stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions): AsyncIterable<StreamPart[]> {
-      const plan = planFor(request, model);
+    prepare: (request, model) => planOpenAICompatible(preset, request, model),
+    stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions<OpenAICompatiblePlan>): AsyncIterable<StreamPart[]> {
+      const plan = generation.plan ?? planOpenAICompatible(preset, request, model);
       const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
       return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
     },
     close: () => client.close(),
   };
+}
+
+/** One upstream call, as what `callParts` needs of it. */
+interface UpstreamCall {
+  vendor: string;
+  mode: OpenAICompatiblePlan['mode'];
+  url: URL;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  streaming: boolean;
+  model: string;
+  choiceCount: number;
+}
+
+/**
+ * The call's parts. A module-level generator on purpose: calling an async generator function
+ * created per request (a closure) made V8 keep everything the request touched through
+ * young-generation GCs (README, "Objects that outlive their request").
+ */
+async function* callParts(client: UpstreamClient, call: UpstreamCall, signal: AbortSignal): AsyncGenerator<CallPart[]> {
+  const response = await client.open({ url: call.url, headers: call.headers, body: call.body, streaming: call.streaming, signal, model: call.model });
+  if (!call.streaming) {
+    const text = await client.readText(response, signal);
+    yield call.mode === 'native' ? completionResponseParts(call.vendor, text) : chatResponseParts(call.vendor, text);
+    return;
+  }
+  const events = client.chunks(response, signal);
+  yield* call.mode === 'native' ? completionStreamParts(call.vendor, events, call.choiceCount) : chatStreamParts(call.vendor, events, call.choiceCount);
 }

@@ -31,12 +31,12 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
       throw unsupportedParameter('echo', vendor, 'echo with logprobs needs logprobs of the prompt tokens, which only the server itself could return');
     }
     const detail = planGeneration(request, { promptList: features.promptList, nativeN: features.nativeN, nativeEcho: features.nativeEcho, maxStops });
-    return { ...detail, mode: 'native' };
+    return { mode: 'native', ...detail };
   }
   if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
   if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
   if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
   if (inUse(request, 'logprobs')) throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
   const detail = planGeneration(request, { promptList: false, nativeN: preset.chatN, nativeEcho: false, maxStops });
-  return { ...detail, mode: 'chat' };
+  return { mode: 'chat', ...detail };
 }

@@ -41,7 +41,7 @@ export interface SingleChoiceVendor {
 }
 
 /** The adapter, or the message saying which variable enables the vendor. */
-export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVendor): VendorAdapter | string {
+export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVendor): VendorAdapter<GenerationPlanDetail> | string {
   const { vendor } = spec;
   const slice = parseVendorConfig(vendor, vendorSliceSchema, config.vendors[vendor]);
   const endpoint = resolveEndpoint({
@@ -63,8 +63,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
   });
   const client = new UpstreamClient({ vendor, transport: slice, credentialVariable: endpoint.keyVariable, secrets: [apiKey], extractError: spec.extractError });
 
-  const calls = (request: GenerationRequest, model: ModelInfo, requestId: string): PlannedCall[] => {
-    const plan = spec.plan(vendor, request);
+  const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
     return plan.groups.map((group) => {
       const prompt = promptText(request.prompts[group.promptIndexes[0]]);
       return {
@@ -83,9 +82,10 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     name: vendor,
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
-    prepare: (request) => ({ emulated: spec.plan(vendor, request).emulated }),
+    prepare: (request) => spec.plan(vendor, request),
     stream(request, model, options): AsyncIterable<StreamPart[]> {
-      return runUpstreamCalls(calls(request, model, options.requestId), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
+      const plan = options.plan ?? spec.plan(vendor, request);
+      return runUpstreamCalls(calls(request, model, options.requestId, plan), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
     },
     close: () => client.close(),
   };
