@@ -5,7 +5,9 @@
  * than the rest of the cancellation plumbing together. Nothing in the path hands it to a platform
  * API that needs a real AbortSignal: upstream requests get their own Deadline signal.
  */
-type AbortListener = (event: { type: 'abort' }) => void;
+type AbortEvent = { type: 'abort' };
+/** A function, or an object with `handleEvent` (as EventTarget accepts). */
+type AbortListener = ((event: AbortEvent) => void) | { handleEvent(event: AbortEvent): void };
 
 export class ClientCancel {
   aborted = false;
@@ -39,6 +41,9 @@ export class ClientCancel {
     const listeners = this.listeners;
     this.listeners = [];
     const event = { type: 'abort' as const };
-    for (const listener of listeners) listener(event);
+    for (const listener of listeners) {
+      if (typeof listener === 'function') listener(event);
+      else listener.handleEvent(event);
+    }
   }
 }

@@ -229,21 +229,32 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
 export class Deadline {
   private timer: NodeJS.Timeout | null;
   private failure: VendorError | null = null;
+  private readonly makeError: () => VendorError;
   private readonly parent: AbortSignal | null;
   private readonly exchange: UpstreamExchange;
-  private readonly onParentAbort = () => this.exchange.abort(toError(abortReason(this.parent!)));
 
   constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null, exchange: UpstreamExchange) {
     this.parent = parent;
     this.exchange = exchange;
-    if (parent?.aborted) this.onParentAbort();
-    else parent?.addEventListener('abort', this.onParentAbort, { once: true });
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.failure = makeError();
-      this.exchange.abort(this.failure);
-    }, milliseconds);
+    // The deadline itself listens (an EventListener object, no closure per call): see handleEvent.
+    if (parent?.aborted) this.handleEvent();
+    else parent?.addEventListener('abort', this, { once: true });
+    this.makeError = makeError;
+    // A shared callback with the deadline as its argument: no closure per call.
+    this.timer = setTimeout(expireDeadline, milliseconds, this);
     this.timer.unref();
+  }
+
+  /** The timer fired. */
+  expire(): void {
+    this.timer = null;
+    this.failure = this.makeError();
+    this.exchange.abort(this.failure);
+  }
+
+  /** The parent aborted: end the exchange with the client's reason. */
+  handleEvent(): void {
+    this.exchange.abort(toError(abortReason(this.parent!)));
   }
 
   get expired(): boolean {
@@ -267,8 +278,12 @@ export class Deadline {
   /** Done with the request entirely: detach from the parent signal too. */
   release(): void {
     this.clear();
-    this.parent?.removeEventListener('abort', this.onParentAbort);
+    this.parent?.removeEventListener('abort', this);
   }
+}
+
+function expireDeadline(deadline: Deadline): void {
+  deadline.expire();
 }
 
 function toError(reason: unknown): Error {

@@ -22,7 +22,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private pendingAbort: Error | null = null;
   private headersSettled = false;
-  private headersListener: ((error: Error | null) => void) | null = null;
+  // The waiting promise's own functions, kept as they are: wrapping them in a closure made inside
+  // the executor kept every request reachable through young-generation GCs (README, "Objects that
+  // outlive their request").
+  private headersResolve: (() => void) | null = null;
+  private headersReject: ((error: Error) => void) | null = null;
   private queue: Buffer[] = [];
   private queuedBytes = 0;
   /** Called on every change (data, end, failure); a consumer sets it while it waits. */
@@ -32,7 +36,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   headersArrived(): Promise<void> {
     if (this.headersSettled) return this.failure && this.status === 0 ? Promise.reject(this.failure) : Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.headersListener = (error) => (error ? reject(error) : resolve());
+      this.headersResolve = resolve;
+      this.headersReject = reject;
     });
   }
 
@@ -95,9 +100,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private settleHeaders(error: Error | null): void {
     if (this.headersSettled) return;
     this.headersSettled = true;
-    const listener = this.headersListener;
-    this.headersListener = null;
-    listener?.(error);
+    const resolve = this.headersResolve;
+    const reject = this.headersReject;
+    this.headersResolve = null;
+    this.headersReject = null;
+    if (error) reject?.(error);
+    else resolve?.();
   }
 
   private notify(): void {
