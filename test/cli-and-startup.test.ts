@@ -86,4 +86,12 @@ describe('tollgate CLI', () => {
       assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
     }
   });
+
+  test('a bad TOLLGATE_HEAP_GROWING_PERCENT stops serve with a message naming it', () => {
+    for (const value of ['lots', '-5', '2.5']) {
+      const result = runCli(['serve'], { ...env, TOLLGATE_HEAP_GROWING_PERCENT: value });
+      assert.notEqual(result.status, 0, value);
+      assert.match(result.stderr, /TOLLGATE_HEAP_GROWING_PERCENT must be a whole number 0–1000/, value);
+    }
+  });
 });

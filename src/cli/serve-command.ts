@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Config } from '../config/config.js';
 import { attachWorker, runPrimary } from '../server/cluster-primary.js';
+import { applyHeapPolicy } from '../server/heap-policy.js';
 import { startServer } from '../server/start-server.js';
 import { positiveInteger } from './main.js';
 
@@ -13,6 +14,7 @@ export function registerServeCommand(program: Command, loadConfig: () => Config)
     .option('--workers <n>', 'worker processes sharing the port (default: one per core)', positiveInteger)
     .action(async (options: { workers?: number }) => {
       const config = loadConfig();
+      applyHeapPolicy(config.heapGrowingPercent);
       if (cluster.isWorker) {
         const server = await startServer(config, { announce: false, bootstrap: false });
         attachWorker(server.url, server.registry.listModels()[0]?.id ?? null, server.stop);
