@@ -32,7 +32,7 @@ export interface Config {
   /** How long a validated API key is reused before storage is asked again, ms (TOLLGATE_KEY_CACHE_MS, default 1000; 0 = every request). */
   keyCacheMs: number;
   /**
-   * V8's old-generation growing factor as a percentage over 1 (20 → 1.2×), applied at `serve`;
+   * V8's old-generation growing factor as a percentage over 1 (60 → 1.6×), applied at `serve`;
    * 0 leaves V8's own (up to 4×). See src/server/heap-policy.ts.
    */
   heapGrowingPercent: number;
@@ -86,7 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: parsePositive(env.TOLLGATE_HEADERS_TIMEOUT_MS, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? 20_000,
     policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
     keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
-    heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 20,
+    heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 60,
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),

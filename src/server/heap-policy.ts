@@ -1,10 +1,11 @@
 /**
- * How far V8 lets the old generation grow before its next full GC. V8's own factor goes up to 4×
- * the live size, which under steady load let a gateway with ~40 MiB of live old-space data reach
- * ~250 MiB RSS; 1.2× kept it near 165 MiB for about 3% more CPU (both measured with the
- * benchmark's interleaved A/B, README "Benchmark and performance"). The flag is read by V8 at each
- * GC, so setting it once at start takes effect for the whole process; each cluster worker runs
- * `serve` and sets its own.
+ * How far V8 lets the old generation grow past its live size before the next full GC. V8's own
+ * factor goes up to 4x, which under steady load let the gateway (~25 MB of live old-space data)
+ * reach ~255 MiB RSS. 1.2x kept it near 170 MiB, but full GCs (~9 ms pauses) came every half
+ * second and pushed the added p99 latency from ~2.3 to ~8 ms; 1.6x (the default) kept ~180 MiB
+ * with p99 near 3 ms (benchmark, README "Benchmark and performance"). V8 reads the flag at each
+ * GC, so setting it once at start covers the process; each cluster worker runs `serve` and sets
+ * its own.
  */
 import { setFlagsFromString } from 'node:v8';
 
