@@ -2,6 +2,7 @@
  * The main matrix: one target (direct, floor or Tollgate) × non-stream/stream × connection counts,
  * closed-loop, with the target's CPU time over each measured window and its peak memory.
  */
+import { gcMicrosPerRequest, readGcSeconds, type GcSeconds } from './gc-metrics.js';
 import { completionBody, type Gateway } from './gateways.js';
 import type { LoadClient } from './load-client.js';
 import type { CannonResult, TtfbResult } from './load-protocol.js';
@@ -24,6 +25,8 @@ export interface Cell {
   cpuUtilisation: number;
   /** CPU used by processes that are not the benchmark's, in cores (other work on the machine skews the numbers). */
   foreignCores: number;
+  /** Tollgate only: GC time per completed request, µs, from its /metrics (null when unread). */
+  gcMicrosPerRequest?: { minor: number; major: number } | null;
 }
 
 export interface TargetRun {
@@ -57,6 +60,8 @@ async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, conne
   let wallStart = 0;
   let machineStart = 0;
   let ownStart = 0;
+  const metricsUrl = gateway.name === 'tollgate' ? new URL('/metrics', gateway.url).href : null;
+  let gcStart: Promise<GcSeconds | null> = Promise.resolve(null);
   const result = await load.run<CannonResult>({
     kind: 'cannon',
     target: { url: gateway.url, headers: gateway.headers },
@@ -66,12 +71,16 @@ async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, conne
     warmupS: options.warmupS,
     recordLatency: true,
   }, (options.durationS + options.warmupS + 60) * 1000, {
-    onMeasuring: () => { cpuStart = cpuTimeMs(pid); wallStart = performance.now(); machineStart = machineCpuMs(); ownStart = ownCpuMs(); },
+    onMeasuring: () => {
+      cpuStart = cpuTimeMs(pid); wallStart = performance.now(); machineStart = machineCpuMs(); ownStart = ownCpuMs();
+      if (metricsUrl) gcStart = readGcSeconds(metricsUrl);
+    },
   });
   const cpuMs = cpuTimeMs(pid) - cpuStart;
   const wallMs = performance.now() - wallStart;
   const foreignCores = Math.max(0, (machineCpuMs() - machineStart) - (ownCpuMs() - ownStart)) / wallMs;
   const failed = result.non2xx + result.errors + result.timeouts;
+  const gc = metricsUrl ? gcMicrosPerRequest(await gcStart, await readGcSeconds(metricsUrl), result.ok) : undefined;
   const cell: Cell = {
     target: gateway.name,
     mode,
@@ -83,13 +92,14 @@ async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, conne
     cpuMicrosPerRequest: result.ok > 0 ? (cpuMs * 1000) / result.ok : NaN,
     cpuUtilisation: cpuMs / wallMs,
     foreignCores,
+    gcMicrosPerRequest: gc,
   };
   if (!quiet) logCell(cell, options.log);
   return cell;
 }
 
 function logCell(cell: Cell, log: (line: string) => void, note = ''): void {
-  log(`  ${cell.target.padEnd(8)} ${cell.mode.padEnd(6)} c=${String(cell.connections).padEnd(3)} ${cell.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${fmt(cell.latency?.p50)} ms  p99 ${fmt(cell.latency?.p99)} ms  cpu ${cell.cpuMicrosPerRequest.toFixed(0)} µs/req (${(cell.cpuUtilisation * 100).toFixed(0)}% core)${cell.failed ? `  FAILED ${cell.failed}` : ''}${cell.foreignCores > 0.1 ? `  WARNING: other processes used ${cell.foreignCores.toFixed(2)} cores` : ''}${note}`);
+  log(`  ${cell.target.padEnd(8)} ${cell.mode.padEnd(6)} c=${String(cell.connections).padEnd(3)} ${cell.requestsPerSecond.toFixed(0).padStart(7)} req/s  p50 ${fmt(cell.latency?.p50)} ms  p99 ${fmt(cell.latency?.p99)} ms  cpu ${cell.cpuMicrosPerRequest.toFixed(0)} µs/req (${(cell.cpuUtilisation * 100).toFixed(0)}% core)${cell.gcMicrosPerRequest ? `  gc ${cell.gcMicrosPerRequest.minor.toFixed(1)}+${cell.gcMicrosPerRequest.major.toFixed(1)} µs/req (young+full)` : ''}${cell.failed ? `  FAILED ${cell.failed}` : ''}${cell.foreignCores > 0.1 ? `  WARNING: other processes used ${cell.foreignCores.toFixed(2)} cores` : ''}${note}`);
 }
 
 const fmt = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(2));

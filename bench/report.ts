@@ -142,6 +142,10 @@ export function formatReport(results: FullResults): string {
   out.push(`RSS before load → peak (VmHWM) after all load: ${runs.map((run) => `${run.target} ${n(run.idleRssMiB, 1)} → ${n(run.peakRssMiB, 1)} MiB`).join(', ')}`);
   const tollgateRun = runs.find((run) => run.target === 'tollgate');
   if (tollgateRun) out.push(`Tollgate startup (spawn → listening): ${n(tollgateRun.startupMs, 0)} ms`);
+  const gcCells = tollgateRun?.cells.filter((cell) => cell.gcMicrosPerRequest) ?? [];
+  if (gcCells.length > 0) {
+    out.push(`Tollgate GC per request, young+full µs (from its /metrics): ${gcCells.map((cell) => `${cell.mode} c=${cell.connections} ${n(cell.gcMicrosPerRequest!.minor, 1)}+${n(cell.gcMicrosPerRequest!.major, 1)}`).join(', ')}`);
+  }
   if (results.slow) {
     const s = results.slow;
     out.push(`Slow streams: ${s.opened}/${s.requested} open (${n(s.openMs, 0)} ms to open all), RSS ${n(s.rssBeforeMiB, 1)} → ${n(s.rssOpenMiB, 1)} MiB = ${n(s.perStreamKiB, 1)} KiB/stream, ${n(s.rssAfterMiB, 1)} MiB after`);
