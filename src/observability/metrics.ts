@@ -38,7 +38,7 @@ export function createMetrics(): Metrics {
       upstreamRetries.labels(vendor).inc();
     },
   });
-  // Label values in labelNames order: requests (vendor, model, status), tokens (account, model, kind), ...
+  // Callers bind children with label values in labelNames order (see request-observer.ts).
   const requests = new CounterFamily({ name: 'tollgate_requests_total', help: 'Completion requests by vendor, model and HTTP status.', labelNames: ['vendor', 'model', 'status'], registry });
   const tokens = new CounterFamily({ name: 'tollgate_tokens_total', help: 'Metered tokens by account, model and kind (prompt|completion).', labelNames: ['account', 'model', 'kind'], registry });
   const latency = new HistogramFamily({ name: 'tollgate_request_duration_seconds', help: 'Total request latency.', labelNames: ['vendor', 'stream'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registry });

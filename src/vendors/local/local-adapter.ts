@@ -21,12 +21,12 @@ export interface LocalAdapterOptions {
   cacheDir?: string;
 }
 
-/** The adapter, plus the model itself for tests and inspection (reading these loads the model). */
 /** The local plan: nothing emulated, and the request as checked (its prompts tokenized once). */
 export interface LocalPlan extends GenerationPlan {
   checked: LocalCheckedRequest;
 }
 
+/** The adapter, plus the model itself for tests and inspection (reading these loads the model). */
 export interface LocalAdapter extends VendorAdapter<LocalPlan> {
   readonly model: LocalNgramModel;
   readonly texts: LocalTokenTexts;
