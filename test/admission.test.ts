@@ -85,7 +85,9 @@ describe('rate limits', () => {
     assert.match(sample.headers.get('x-ratelimit-reset-requests') ?? '', /^[0-9.]+s$/);
     for (const response of limited) {
       assert.equal(response.body.error.code, 'rate_limit_exceeded');
-      assert.ok(Number(response.headers.get('retry-after')) >= 1);
+      // The bucket of 7 refills one request every 60/7 s: the retry is due within 9 s, not at a minute's end.
+      const retryAfter = Number(response.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 9, `retry-after ${retryAfter}`);
       assert.equal(response.headers.get('x-should-retry'), 'true');
     }
   });
@@ -98,5 +100,11 @@ describe('rate limits', () => {
     assert.equal(first.headers.get('x-ratelimit-limit-tokens'), '30');
     const second = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 29 }, { 'x-api-key': key });
     assert.equal(second.status, 429);
+    assert.equal(second.headers.get('x-should-retry'), 'true');
+    // More than the whole limit can never pass: said so, and not worth a retry.
+    const never = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 100 }, { 'x-api-key': key });
+    assert.equal(never.status, 429);
+    assert.equal(never.headers.get('x-should-retry'), 'false');
+    assert.match(never.body.error.message, /more than the limit of 30 tokens per minute/);
   });
 });

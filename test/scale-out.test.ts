@@ -10,24 +10,9 @@ import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.
 import type { Storage } from '../src/storage/types.js';
 import { createPostgresTestDatabase, postgresUnavailableReason, type PostgresTestDatabase } from './support/postgres-test-database.js';
 import { spawnGateway, type GatewayProcess } from './support/gateway-process.js';
+import { REDIS_URL, redisUnavailableReason } from './support/redis-test-server.js';
 
-const REDIS_URL = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MODEL = 'local/tollgate-small';
-
-async function redisUnavailableReason(): Promise<string | null> {
-  const { Redis } = await import('ioredis');
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return null;
-  } catch (error) {
-    return `Redis is not reachable at ${REDIS_URL}: ${(error as Error).message}`;
-  } finally {
-    client.disconnect();
-  }
-}
 
 const unavailable = (await postgresUnavailableReason()) ?? (await redisUnavailableReason());
 const skip = unavailable && !process.env.CI ? `${unavailable} (set CI to make this a failure)` : false;

@@ -1,33 +1,58 @@
 /**
- * Windowed counters with an atomic multi-key check-and-add. The in-memory store serves one
- * process; the Redis store (redis-counter-store.ts) the same contract across processes.
+ * Counters with an atomic multi-key check-and-add. Two kinds share one call:
+ *
+ * - a period counter (budgets) holds what was added until `expiresAt`;
+ * - a rate counter (`drainPerMs` set: rpm and tpm) is a token bucket of capacity `limit` that
+ *   drains continuously, so a burst of `limit` passes and the capacity comes back at `limit` per
+ *   minute. There is no window edge where twice the limit gets through, and this is how OpenAI
+ *   and Anthropic describe their own limits.
+ *
+ * The in-memory store serves one process; the Redis store (redis-counter-store.ts) keeps the same
+ * contract across processes (test/counter-store-contract.test.ts runs both). `now` comes from
+ * the caller, so every instance drains by the same clock arithmetic and tests can move time.
  */
-export interface CounterReservation {
+export interface CounterChange {
   key: string;
+  /** Added to the counter; negative when settling a reservation down to the actual count. */
   amount: number;
-  /** The most the counter may hold after adding `amount`. */
-  limit: number;
-  /** When the counter's window ends (epoch ms); it is dropped after that. Null: never. */
+  /** Period counter: when it is dropped (epoch ms); null: never. Ignored for rate counters. */
   expiresAt: number | null;
+  /** Rate counter: how much it drains per millisecond (limit / 60,000 for a per-minute limit). */
+  drainPerMs?: number;
 }
 
+export interface CounterReservation extends CounterChange {
+  /** The most the counter may hold after adding `amount`. */
+  limit: number;
+}
+
+/** `values`: each counter after the add. Refused: which item, and what its counter holds now. */
 export type ReserveResult = { ok: true; values: number[] } | { ok: false; index: number; value: number };
 
 export interface CounterStore {
   /** All or nothing: adds every amount when each counter stays within its limit, else adds none. */
-  tryReserve(items: CounterReservation[]): Promise<ReserveResult>;
-  /** Adds (possibly negative) amounts; used to settle a reservation to the actual count. */
-  add(items: { key: string; amount: number; expiresAt: number | null }[]): Promise<void>;
-  /** Sets the counter when it does not exist yet (seeding from the ledger). Returns true when set. */
+  tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult>;
+  /** Adds (possibly negative) amounts; a counter never goes below 0. */
+  add(items: CounterChange[], now: number): Promise<void>;
+  /** Sets a period counter when it does not exist yet (seeding from the ledger). True when set. */
   seed(key: string, value: number, expiresAt: number | null): Promise<boolean>;
   /** Whether the counter exists. */
   has(key: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
+/** When a rate counter holding `value` has drained to 0: the time to keep it until. */
+export function drainedAt(value: number, now: number, drainPerMs: number): number {
+  return now + Math.ceil(value / drainPerMs);
+}
+
 interface Entry {
   value: number;
+  /** When `value` was computed (rate counters drain from here). */
+  at: number;
+  /** Dropped at this time; null: never. */
   expiresAt: number | null;
+  drainPerMs: number;
 }
 
 export class MemoryCounterStore implements CounterStore {
@@ -35,67 +60,73 @@ export class MemoryCounterStore implements CounterStore {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor() {
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper = setInterval(() => this.sweep(Date.now()), 60_000);
     this.sweeper.unref();
   }
 
-  async tryReserve(items: CounterReservation[]): Promise<ReserveResult> {
-    return this.tryReserveNow(items);
+  async tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
+    return this.tryReserveNow(items, now);
   }
 
   /** Synchronous core: no await between the check and the add, so concurrent requests serialise. */
-  tryReserveNow(items: CounterReservation[]): ReserveResult {
-    const now = Date.now();
+  tryReserveNow(items: CounterReservation[], now: number): ReserveResult {
     const values: number[] = [];
     for (let index = 0; index < items.length; index++) {
       const item = items[index];
-      const current = this.current(item.key, now);
+      const current = this.current(item.key, now, item.drainPerMs ?? 0);
       if (current + item.amount > item.limit) return { ok: false, index, value: current };
       values.push(current + item.amount);
     }
-    items.forEach((item, index) => this.entries.set(item.key, { value: values[index], expiresAt: item.expiresAt }));
+    for (let index = 0; index < items.length; index++) this.put(items[index], values[index], now);
     return { ok: true, values };
   }
 
-  async add(items: { key: string; amount: number; expiresAt: number | null }[]): Promise<void> {
-    this.addNow(items);
+  async add(items: CounterChange[], now: number): Promise<void> {
+    this.addNow(items, now);
   }
 
-  addNow(items: { key: string; amount: number; expiresAt: number | null }[]): void {
-    const now = Date.now();
-    for (const item of items) {
-      const current = this.current(item.key, now);
-      this.entries.set(item.key, { value: current + item.amount, expiresAt: item.expiresAt });
-    }
+  addNow(items: CounterChange[], now: number): void {
+    for (const item of items) this.put(item, Math.max(0, this.current(item.key, now, item.drainPerMs ?? 0) + item.amount), now);
   }
 
   async seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
-    if (this.current(key, Date.now(), true) !== undefined) return false;
-    this.entries.set(key, { value, expiresAt });
+    const now = Date.now();
+    if (this.live(key, now)) return false;
+    this.entries.set(key, { value, at: now, expiresAt, drainPerMs: 0 });
     return true;
   }
 
   async has(key: string): Promise<boolean> {
-    return this.current(key, Date.now(), true) !== undefined;
+    return this.live(key, Date.now()) !== undefined;
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
   }
 
-  private current(key: string, now: number): number;
-  private current(key: string, now: number, raw: true): number | undefined;
-  private current(key: string, now: number, raw = false): number | undefined {
-    const entry = this.entries.get(key);
-    if (!entry || (entry.expiresAt !== null && entry.expiresAt <= now)) {
-      if (entry) this.entries.delete(key);
-      return raw ? undefined : 0;
-    }
-    return entry.value;
+  private put(item: CounterChange, value: number, now: number): void {
+    const drainPerMs = item.drainPerMs ?? 0;
+    const expiresAt = drainPerMs > 0 ? drainedAt(value, now, drainPerMs) : item.expiresAt;
+    this.entries.set(item.key, { value, at: now, expiresAt, drainPerMs });
   }
 
-  private sweep(): void {
-    const now = Date.now();
+  private current(key: string, now: number, drainPerMs: number): number {
+    const entry = this.live(key, now);
+    if (!entry) return 0;
+    if (drainPerMs <= 0) return entry.value;
+    return Math.max(0, entry.value - Math.max(0, now - entry.at) * drainPerMs);
+  }
+
+  private live(key: string, now: number): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt !== null && entry.expiresAt <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private sweep(now: number): void {
     for (const [key, entry] of this.entries) if (entry.expiresAt !== null && entry.expiresAt <= now) this.entries.delete(key);
   }
 }

@@ -4,11 +4,11 @@
  * still enforce one limit, never N times it.
  */
 import type { Worker } from 'node:cluster';
-import { MemoryCounterStore, type CounterReservation, type CounterStore, type ReserveResult } from './counter-store.js';
+import { MemoryCounterStore, type CounterChange, type CounterReservation, type CounterStore, type ReserveResult } from './counter-store.js';
 
 type Operation =
-  | { op: 'reserve'; items: CounterReservation[] }
-  | { op: 'add'; items: { key: string; amount: number; expiresAt: number | null }[] }
+  | { op: 'reserve'; items: CounterReservation[]; now: number }
+  | { op: 'add'; items: CounterChange[]; now: number }
   | { op: 'seed'; key: string; value: number; expiresAt: number | null }
   | { op: 'has'; key: string };
 
@@ -53,12 +53,12 @@ export class PrimaryCounterStore implements CounterStore {
     });
   }
 
-  tryReserve(items: CounterReservation[]): Promise<ReserveResult> {
-    return this.call({ op: 'reserve', items });
+  tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
+    return this.call({ op: 'reserve', items, now });
   }
 
-  async add(items: { key: string; amount: number; expiresAt: number | null }[]): Promise<void> {
-    await this.call({ op: 'add', items });
+  async add(items: CounterChange[], now: number): Promise<void> {
+    await this.call({ op: 'add', items, now });
   }
 
   seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
@@ -88,8 +88,8 @@ export function serveCounters(worker: Worker, store: MemoryCounterStore): void {
     try {
       const operation = request.operation;
       let result: unknown;
-      if (operation.op === 'reserve') result = store.tryReserveNow(operation.items);
-      else if (operation.op === 'add') result = store.addNow(operation.items);
+      if (operation.op === 'reserve') result = store.tryReserveNow(operation.items, operation.now);
+      else if (operation.op === 'add') result = store.addNow(operation.items, operation.now);
       else if (operation.op === 'seed') result = await store.seed(operation.key, operation.value, operation.expiresAt);
       else result = await store.has(operation.key);
       reply = { type: 'tollgate-counter-reply', id: request.id, result };

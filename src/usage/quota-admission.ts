@@ -1,6 +1,6 @@
 /**
- * Admission with rate limits (fixed one-minute windows, requests and tokens) and token budgets
- * (day, month or total), over a CounterStore. A request reserves the most it can use before any
+ * Admission with rate limits (requests and tokens per minute, as token buckets that refill
+ * continuously) and token budgets (day, month or total), over a CounterStore. A request reserves the most it can use before any
  * upstream call and settles to the actual count when it ends.
  */
 import { GatewayError } from '../http/gateway-error.js';
@@ -54,13 +54,11 @@ export class QuotaAdmission implements Admission {
     const policies = await this.policies.get(request.accountId, request.keyId);
     if (policies.budgets.length === 0 && policies.limits.length === 0) return { headers: {}, settle: async () => {} };
     const now = Date.now();
-    const minute = Math.floor(now / MINUTE);
-    const windowEnd = (minute + 1) * MINUTE;
     const reserved: Reserved[] = [];
     for (const limit of policies.limits) {
       const scope = limit.keyId ? `key:${limit.keyId}` : `account:${limit.accountId}`;
-      if (limit.rpm != null) reserved.push({ kind: 'requests', tokens: 0, item: { key: `rpm:${scope}:${minute}`, amount: 1, limit: limit.rpm, expiresAt: windowEnd } });
-      if (limit.tpm != null) reserved.push({ kind: 'tokens', tokens: request.maxTokens, item: { key: `tpm:${scope}:${minute}`, amount: request.maxTokens, limit: limit.tpm, expiresAt: windowEnd } });
+      if (limit.rpm != null) reserved.push({ kind: 'requests', tokens: 0, item: rate(`rpm:${scope}`, 1, limit.rpm) });
+      if (limit.tpm != null) reserved.push({ kind: 'tokens', tokens: request.maxTokens, item: rate(`tpm:${scope}`, request.maxTokens, limit.tpm) });
     }
     for (const budget of policies.budgets) {
       const window = periodWindow(budget.period, new Date(now));
@@ -72,9 +70,9 @@ export class QuotaAdmission implements Admission {
       }
       reserved.push({ kind: 'budget', tokens: request.maxTokens, item: { key, amount: request.maxTokens, limit: budget.tokens, expiresAt: window.endsAt } });
     }
-    const result = await this.counters.tryReserve(reserved.map((entry) => entry.item));
+    const result = await this.counters.tryReserve(reserved.map((entry) => entry.item), now);
     if (!result.ok) throw this.refusal(reserved[result.index], result.value, request.maxTokens, now);
-    const headers = rateLimitHeaders(reserved, result.values, windowEnd - now);
+    const headers = rateLimitHeaders(reserved, result.values);
     let settled = false;
     return {
       headers,
@@ -83,10 +81,10 @@ export class QuotaAdmission implements Admission {
         settled = true;
         const corrections = reserved
           .filter((entry) => entry.tokens > 0)
-          .map((entry) => ({ key: entry.item.key, amount: actualTokens - entry.tokens, expiresAt: entry.item.expiresAt }));
+          .map((entry) => ({ key: entry.item.key, amount: actualTokens - entry.tokens, expiresAt: entry.item.expiresAt, drainPerMs: entry.item.drainPerMs }));
         if (corrections.length === 0) return;
         try {
-          await this.counters.add(corrections);
+          await this.counters.add(corrections, Date.now());
         } catch (error) {
           // The ledger stays exact; only the counters are off until they expire or are re-seeded.
           this.logger.error({ err: (error as Error).message }, 'could not settle quota counters');
@@ -107,11 +105,19 @@ export class QuotaAdmission implements Admission {
         },
       );
     }
-    const resetSeconds = Math.max(1, Math.ceil(((entry.item.expiresAt ?? now) - now) / 1000));
     const what = entry.kind === 'requests' ? 'requests' : 'tokens';
-    return new GatewayError(`Rate limit reached: ${entry.item.limit} ${what} per minute (used ${value}). Retry in ${resetSeconds}s.`, {
+    const { limit, amount } = entry.item;
+    const rateHeaders = { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)), [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item) };
+    if (amount > limit) {
+      return new GatewayError(`This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`, {
+        status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', headers: { 'x-should-retry': 'false', ...rateHeaders },
+      });
+    }
+    // The bucket refills continuously: retry once enough of it has drained for this request.
+    const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs! / 1000));
+    return new GatewayError(`Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`, {
       status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded',
-      headers: { 'retry-after': String(resetSeconds), [`x-ratelimit-limit-${what}`]: String(entry.item.limit), [`x-ratelimit-remaining-${what}`]: String(Math.max(0, entry.item.limit - value)), [`x-ratelimit-reset-${what}`]: `${resetSeconds}s` },
+      headers: { 'retry-after': String(retrySeconds), 'x-should-retry': 'true', ...rateHeaders },
     });
   }
 
@@ -120,23 +126,39 @@ export class QuotaAdmission implements Admission {
   }
 }
 
-/** OpenAI's x-ratelimit-* headers, for the most constrained requests and tokens windows. */
-function rateLimitHeaders(reserved: Reserved[], values: number[], resetMs: number): Record<string, string> {
+/** A per-minute limit as a rate counter: a bucket of `limit` that refills by `limit` a minute. */
+function rate(key: string, amount: number, limit: number): CounterReservation {
+  return { key, amount, limit, expiresAt: null, drainPerMs: limit / MINUTE };
+}
+
+/** Whole units left: a bucket at 6.4 of 7 has room for 0 more requests, not 0.6. */
+function remainingOf(limit: number, value: number): number {
+  return Math.max(0, Math.floor(limit - value));
+}
+
+/** OpenAI's reset header: the time until the bucket is back to its full limit, e.g. "8.6s". */
+function resetOf(value: number, item: CounterReservation): string {
+  return `${Math.max(0, Math.ceil(value / item.drainPerMs! / 100) / 10)}s`;
+}
+
+/** OpenAI's x-ratelimit-* headers, for the most constrained requests and tokens limits. */
+function rateLimitHeaders(reserved: Reserved[], values: number[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  const reset = `${Math.max(0, Math.ceil(resetMs / 100) / 10)}s`;
   for (const kind of ['requests', 'tokens'] as const) {
-    let best: { limit: number; remaining: number } | null = null;
-    reserved.forEach((entry, index) => {
-      if (entry.kind !== kind) return;
-      const remaining = Math.max(0, entry.item.limit - values[index]);
-      if (!best || remaining < best.remaining) best = { limit: entry.item.limit, remaining };
-    });
-    if (best) {
-      const chosen = best as { limit: number; remaining: number };
-      headers[`x-ratelimit-limit-${kind}`] = String(chosen.limit);
-      headers[`x-ratelimit-remaining-${kind}`] = String(chosen.remaining);
-      headers[`x-ratelimit-reset-${kind}`] = reset;
+    let best = -1;
+    let bestRemaining = Infinity;
+    for (let index = 0; index < reserved.length; index++) {
+      if (reserved[index].kind !== kind) continue;
+      const remaining = remainingOf(reserved[index].item.limit, values[index]);
+      if (remaining < bestRemaining) {
+        best = index;
+        bestRemaining = remaining;
+      }
     }
+    if (best < 0) continue;
+    headers[`x-ratelimit-limit-${kind}`] = String(reserved[best].item.limit);
+    headers[`x-ratelimit-remaining-${kind}`] = String(bestRemaining);
+    headers[`x-ratelimit-reset-${kind}`] = resetOf(values[best], reserved[best].item);
   }
   return headers;
 }

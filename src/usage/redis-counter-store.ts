@@ -4,36 +4,58 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import type { CounterReservation, CounterStore, ReserveResult } from './counter-store.js';
+import type { CounterChange, CounterReservation, CounterStore, ReserveResult } from './counter-store.js';
 
-const RESERVE = `
-local n = #KEYS
-for i = 1, n do
-  local current = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if current + tonumber(ARGV[i * 3 - 2]) > tonumber(ARGV[i * 3 - 1]) then
-    return {0, i - 1, current}
+// Shared by both scripts. ARGV[1] is now (epoch ms); then four per key: amount, limit,
+// expiresAt (0: never) and drain per ms (0: a period counter, a plain integer string; else a
+// rate counter, a hash of level l at time t). Levels go back as strings: Redis would truncate
+// a Lua number to an integer.
+const COMMON = `
+local now = tonumber(ARGV[1])
+local function arg(i, k) return tonumber(ARGV[1 + (i - 1) * 4 + k]) end
+local function level(i)
+  local drain = arg(i, 4)
+  if drain <= 0 then return tonumber(redis.call('GET', KEYS[i]) or '0') end
+  local state = redis.call('HMGET', KEYS[i], 'l', 't')
+  local value = tonumber(state[1] or '0')
+  local elapsed = now - tonumber(state[2] or now)
+  if elapsed > 0 then value = value - elapsed * drain end
+  if value < 0 then return 0 end
+  return value
+end
+local function put(i, value)
+  local drain = arg(i, 4)
+  if value < 0 then value = 0 end
+  if drain > 0 then
+    redis.call('HSET', KEYS[i], 'l', tostring(value), 't', tostring(now))
+    redis.call('PEXPIREAT', KEYS[i], now + math.ceil(value / drain) + 1)
+  else
+    redis.call('SET', KEYS[i], tostring(value))
+    local expires = arg(i, 3)
+    if expires > 0 then redis.call('PEXPIREAT', KEYS[i], expires) end
   end
+  return tostring(value)
+end
+`;
+
+const RESERVE = `${COMMON}
+local levels = {}
+for i = 1, #KEYS do
+  levels[i] = level(i)
+  if levels[i] + arg(i, 1) > arg(i, 2) then return {0, i - 1, tostring(levels[i])} end
 end
 local values = {1}
-for i = 1, n do
-  values[i + 1] = redis.call('INCRBY', KEYS[i], ARGV[i * 3 - 2])
-  local expires = tonumber(ARGV[i * 3])
-  if expires > 0 then redis.call('PEXPIREAT', KEYS[i], expires) end
-end
+for i = 1, #KEYS do values[i + 1] = put(i, levels[i] + arg(i, 1)) end
 return values
 `;
 
-const ADD = `
-for i = 1, #KEYS do
-  redis.call('INCRBY', KEYS[i], ARGV[i * 2 - 1])
-  local expires = tonumber(ARGV[i * 2])
-  if expires > 0 then redis.call('PEXPIREAT', KEYS[i], expires) end
-end
+const ADD = `${COMMON}
+for i = 1, #KEYS do put(i, level(i) + arg(i, 1)) end
 return 1
 `;
 
 type ScriptedRedis = Redis & {
-  tollgateReserve(keyCount: number, ...args: (string | number)[]): Promise<number[]>;
+  tollgateReserve(keyCount: number, ...args: (string | number)[]): Promise<(string | number)[]>;
   tollgateAdd(keyCount: number, ...args: (string | number)[]): Promise<number>;
 };
 
@@ -76,18 +98,20 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
-  async tryReserve(items: CounterReservation[]): Promise<ReserveResult> {
+  async tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
     if (items.length === 0) return { ok: true, values: [] };
-    const args = items.flatMap((item) => [Math.round(item.amount), Math.round(item.limit), item.expiresAt ?? 0]);
-    const reply = await this.redis.tollgateReserve(items.length, ...items.map((item) => this.prefix + item.key), ...args);
+    const reply = await this.redis.tollgateReserve(items.length, ...this.keys(items), ...scriptArgs(items, now));
     if (Number(reply[0]) === 1) return { ok: true, values: reply.slice(1).map(Number) };
     return { ok: false, index: Number(reply[1]), value: Number(reply[2]) };
   }
 
-  async add(items: { key: string; amount: number; expiresAt: number | null }[]): Promise<void> {
+  async add(items: CounterChange[], now: number): Promise<void> {
     if (items.length === 0) return;
-    const args = items.flatMap((item) => [Math.round(item.amount), item.expiresAt ?? 0]);
-    await this.redis.tollgateAdd(items.length, ...items.map((item) => this.prefix + item.key), ...args);
+    await this.redis.tollgateAdd(items.length, ...this.keys(items), ...scriptArgs(items, now));
+  }
+
+  private keys(items: CounterChange[]): string[] {
+    return items.map((item) => this.prefix + item.key);
   }
 
   async seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
@@ -104,4 +128,10 @@ export class RedisCounterStore implements CounterStore {
   async close(): Promise<void> {
     this.redis.disconnect();
   }
+}
+
+function scriptArgs(items: (CounterChange & { limit?: number })[], now: number): number[] {
+  const args = [now];
+  for (const item of items) args.push(item.amount, item.limit ?? 0, item.expiresAt ?? 0, item.drainPerMs ?? 0);
+  return args;
 }
