@@ -174,6 +174,41 @@ describe('openai through the gateway', () => {
     assert.match(response.text, /^: ping$/m);
     assert.ok(response.text.endsWith('event: done\ndata: [DONE]\n\n'));
   });
+
+  test('a slow ledger holds [DONE], not the text: events waiting for it leave within one keep-alive interval', async () => {
+    // The whole answer in one write with the end of the body, so the stream is done in one read.
+    openai.reply({ text: [sse(completionChunk('all')), sse(completionChunk(' at once', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'].join(''), headers: { 'content-type': 'text/event-stream' } });
+    const storage = gateway.server.storage;
+    const recordUsage = storage.recordUsage;
+    storage.recordUsage = async (record) => {
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      return recordUsage.call(storage, record);
+    };
+    try {
+      const started = performance.now();
+      const response = await fetch(`${gateway.url}/v5/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
+        body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true }),
+      });
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      let textAt = 0;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        if (!textAt && text.includes(' at once')) textAt = performance.now() - started;
+      }
+      const doneAt = performance.now() - started;
+      assert.ok(textAt > 0 && textAt < 600, `text after ${Math.round(textAt)} ms`);
+      assert.ok(doneAt >= 900, `[DONE] after ${Math.round(doneAt)} ms, before the ledger committed`);
+      assert.ok(text.endsWith('event: done\ndata: [DONE]\n\n'));
+    } finally {
+      storage.recordUsage = recordUsage;
+    }
+  });
 });
 
 describe('chat-only vendors and fallbacks', () => {

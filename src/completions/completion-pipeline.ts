@@ -74,6 +74,8 @@ export class CompletionRun {
   generationStartedAt: number | null = null;
   /** The usage the ledger recorded, once finished. */
   settledUsage: MeteredUsage | null = null;
+  /** Counted in the open-streams gauge (set and cleared by the request observer). */
+  countedAsStream = false;
   private readonly pipeline: CompletionPipeline;
 
   constructor(pipeline: CompletionPipeline, requestId: string, caller: Caller) {

@@ -163,8 +163,9 @@ export class CompletionsHandler {
       return sse.end();
     }
     for (let index = 0; index < accumulator.count; index++) {
-      if (!accumulator.isFinished(index)) await sse.data(chunks.choice(index, '', null, 'stop'));
+      if (!accumulator.isFinished(index)) sse.send(chunks.choice(index, '', null, 'stop'));
     }
+    sse.holdForEnd();
     let usage;
     try {
       usage = await run.finish('success', 200);
@@ -173,7 +174,7 @@ export class CompletionsHandler {
       if (!sse.headersSent) return writeError(response, headers, ledgerUnavailable(error));
       return sse.error(ledgerUnavailable(error));
     }
-    if (run.parsed!.includeUsage) await sse.data(chunks.usage(toWireUsage(usage)));
+    if (run.parsed!.includeUsage) sse.send(chunks.usage(toWireUsage(usage)));
     observer.finished(run, 200);
     await sse.done();
   }

@@ -25,9 +25,11 @@ export class SseWriter {
   private pending = '';
   /** Something was queued: the response is committed to 200 (errors become error events). */
   private output = false;
-  private flushScheduled = false;
+  private flushScheduled: NodeJS.Immediate | null = null;
+  /** The producer finished: what is queued leaves with the end of the response (`holdForEnd`). */
+  private holding = false;
   private readonly flushPending = () => {
-    this.flushScheduled = false;
+    this.flushScheduled = null;
     this.write(this.take());
   };
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
@@ -112,18 +114,33 @@ export class SseWriter {
    * socket's buffer (a slow reader), then once it drained. So a producer is at most one batch ahead.
    */
   drained(): Promise<void> | void {
-    if (this.pending && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flushPending);
-    }
+    if (this.pending && !this.flushScheduled && !this.holding) this.flushScheduled = setImmediate(this.flushPending);
     if (!this.blocked) return;
     return new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * The producer is done and only the closing events remain (usage, `[DONE]`, written once the
+   * ledger committed, in the same event-loop pass on SQLite): what is still queued waits and
+   * leaves with them in one socket write instead of two. An upstream that sent its whole answer
+   * in one read (short or cached completions) is then one write end to end.
+   */
+  holdForEnd(): void {
+    this.holding = true;
+    if (!this.flushScheduled) return;
+    clearImmediate(this.flushScheduled);
+    this.flushScheduled = null;
   }
 
   /** Called by the shared timer: a comment line when nothing was written for a whole interval. */
   keepAlive(now: number): void {
     if (this.closed || this.response.writableEnded) return;
     if (now - this.lastWriteAt < this.keepAliveIntervalMs) return;
+    if (this.pending) {
+      // Held for the end (`holdForEnd`) for a whole interval: the ledger is slow, send the events now.
+      this.write(this.take());
+      return;
+    }
     this.start();
     this.lastWriteAt = now;
     // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.

@@ -9,16 +9,20 @@ export interface RequestObserver {
 }
 
 export function createRequestObserver(logger: Logger, metrics: Metrics): RequestObserver {
-  const streaming = new WeakSet<CompletionRun>();
+  // A flag on the run, not a WeakSet of runs: collections keyed by the request kept whole
+  // requests alive through young-generation GCs (README, "Objects that outlive their request").
   return {
     started(run) {
       if (run.parsed?.stream) {
-        streaming.add(run);
+        run.countedAsStream = true;
         metrics.inFlightStreams.inc();
       }
     },
     finished(run, status) {
-      if (streaming.delete(run)) metrics.inFlightStreams.dec();
+      if (run.countedAsStream) {
+        run.countedAsStream = false;
+        metrics.inFlightStreams.dec();
+      }
       const vendor = run.target?.resolved.adapter.name ?? 'none';
       const model = run.parsed?.model ?? 'unknown';
       const seconds = (performance.now() - run.startedAt) / 1000;
