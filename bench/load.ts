@@ -54,8 +54,15 @@ function cannon(job: CannonJob, durationS: number, samples: Samples | null): Pro
   });
 }
 
+const settleMs = 1_000;
+
 async function runCannon(job: CannonJob): Promise<CannonResult> {
-  if (job.warmupS > 0) await cannon(job, job.warmupS, null);
+  if (job.warmupS > 0) {
+    await cannon(job, job.warmupS, null);
+    // Stopping the warm-up cuts its in-flight requests; the gateway settles them (estimates, ledger
+    // records, one-time loads such as the tokenizer) before the measured run and its first sample.
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+  }
   send({ type: 'measuring' });
   const samples = job.recordLatency ? new Samples() : null;
   const started = performance.now();
