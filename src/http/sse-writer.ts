@@ -75,16 +75,10 @@ export class SseWriter {
     this.response.writeHead(200, headers);
   }
 
-  /** Queues one `data:` event; `drained()` sends what is queued and honours backpressure. */
-  send(json: string): void {
+  /** Queues one whole event, already framed (`data: …\n\n`); `drained()` sends what is queued and honours backpressure. */
+  send(event: string): void {
     this.output = true;
-    this.pending += `data: ${json}\n\n`;
-  }
-
-  /** Writes one `data:` event; resolves when the client can take more (backpressure). */
-  async data(json: string): Promise<void> {
-    this.send(json);
-    await this.drained();
+    this.pending += event;
   }
 
   /** Writes the error event in the OpenAI error shape and ends the stream. */
