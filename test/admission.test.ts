@@ -92,6 +92,17 @@ describe('rate limits', () => {
     }
   });
 
+  test('a limit of 0 requests per minute refuses every request, saying it will not pass on retry', async () => {
+    const { accountId, key } = await freshAccount('rpm0');
+    await gateway.server.storage.setRateLimit({ accountId, keyId: null, rpm: 0, tpm: null });
+    const response = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key });
+    assert.equal(response.status, 429);
+    assert.equal(response.body.error.code, 'rate_limit_exceeded');
+    assert.equal(response.headers.get('x-should-retry'), 'false');
+    assert.equal(response.headers.get('retry-after'), null);
+    assert.match(response.body.error.message, /0 requests per minute/);
+  });
+
   test('tpm counts the most a request can use', async () => {
     const { key, keyId } = await freshAccount('tpm');
     await gateway.server.storage.setRateLimit({ accountId: null, keyId, rpm: null, tpm: 30 });

@@ -70,6 +70,10 @@ export class QuotaAdmission implements Admission {
       }
       reserved.push({ kind: 'budget', tokens: request.maxTokens, item: { key, amount: request.maxTokens, limit: budget.tokens, expiresAt: window.endsAt } });
     }
+    // More than a whole limit (max_tokens over the tpm, or a limit of 0) can never pass: say so
+    // without touching the counters.
+    const impossible = reserved.find((entry) => entry.kind !== 'budget' && (entry.item.amount > entry.item.limit || entry.item.limit <= 0));
+    if (impossible) throw neverPasses(impossible);
     const result = await this.counters.tryReserve(reserved.map((entry) => entry.item), now);
     if (!result.ok) throw this.refusal(reserved[result.index], result.value, request.maxTokens, now);
     const headers = rateLimitHeaders(reserved, result.values);
@@ -108,11 +112,6 @@ export class QuotaAdmission implements Admission {
     const what = entry.kind === 'requests' ? 'requests' : 'tokens';
     const { limit, amount } = entry.item;
     const rateHeaders = { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)), [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item) };
-    if (amount > limit) {
-      return new GatewayError(`This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`, {
-        status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', headers: { 'x-should-retry': 'false', ...rateHeaders },
-      });
-    }
     // The bucket refills continuously: retry once enough of it has drained for this request.
     const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs! / 1000));
     return new GatewayError(`Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`, {
@@ -124,6 +123,18 @@ export class QuotaAdmission implements Admission {
   async close(): Promise<void> {
     await this.counters.close();
   }
+}
+
+function neverPasses(entry: Reserved): GatewayError {
+  const { limit, amount } = entry.item;
+  const message = entry.kind === 'requests'
+    ? `The rate limit here is ${limit} requests per minute: no request can pass until an administrator raises it.`
+    : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
+  const what = entry.kind === 'requests' ? 'requests' : 'tokens';
+  return new GatewayError(message, {
+    status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded',
+    headers: { 'x-should-retry': 'false', [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: '0' },
+  });
 }
 
 /** A per-minute limit as a rate counter: a bucket of `limit` that refills by `limit` a minute. */

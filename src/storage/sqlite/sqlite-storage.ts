@@ -30,18 +30,32 @@ interface KeyRow {
 
 const groupExpressions = { model: 'model', day: 'substr(created_at, 1, 10)', key: 'key_id' } as const;
 
-export function createSqliteStorage(path: string): Storage {
+export interface SqliteOptions {
+  /** WAL frames at which the log is started over (default 16,384: 64 MiB); tests use a small one. */
+  walRestartFrames?: number;
+  /** How often the checkpointer runs (default 250 ms). */
+  walCheckpointIntervalMs?: number;
+}
+
+export function createSqliteStorage(path: string, options: SqliteOptions = {}): Storage {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
-  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path);
-  const keyWatchers = new KeyWatchers();
-
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
+  let insertMany: ((records: UsageRecord[]) => boolean[]) | null = null;
+  const batch = new UsageBatch((records) => {
+    insertMany ??= db.transaction((batchRecords: UsageRecord[]) => {
+      const insert = prepared().insertUsage;
+      return batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1);
+    });
+    return insertMany(records);
+  });
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path, batch, options.walRestartFrames ?? defaultRestartFrames, options.walCheckpointIntervalMs ?? 250);
+  const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
     kind: 'sqlite',
@@ -155,44 +169,53 @@ export function createSqliteStorage(path: string): Storage {
       return rows.map((row) => ({ accountId: row.account_id, keyId: row.key_id, rpm: row.rpm, tpm: row.tpm }));
     },
     async close() {
-      batch.flush();
+      batch.flush(true);
       await checkpointer?.stop();
       db.close();
     },
   };
-  let insertMany: ((records: UsageRecord[]) => boolean[]) | null = null;
-  const batch = new UsageBatch((records) => {
-    insertMany ??= db.transaction((batchRecords: UsageRecord[]) => {
-      const insert = prepared().insertUsage;
-      return batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1);
-    });
-    return insertMany(records);
-  });
   return storage;
 }
 
 /**
  * Ledger writes that finish in the same event-loop turn commit in one transaction: one WAL append
  * instead of many, and every waiter resolves only after the commit (still before its last byte).
+ * `hold` keeps commits back (they queue) while the checkpointer starts the log over.
  */
 class UsageBatch {
   private pending: { record: UsageRecord; resolve: (inserted: boolean) => void; reject: (error: unknown) => void }[] = [];
   private scheduled = false;
+  private held = false;
 
   constructor(private readonly write: (records: UsageRecord[]) => boolean[]) {}
 
   add(record: UsageRecord): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.pending.push({ record, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
-  flush(): void {
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.held) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Commits what is queued; `force` (at close) even while held. */
+  flush(force = false): void {
     this.scheduled = false;
+    if (this.held && !force) return;
     const entries = this.pending;
     if (entries.length === 0) return;
     this.pending = [];
@@ -205,19 +228,50 @@ class UsageBatch {
   }
 }
 
-/** Moves WAL checkpoints to a worker thread; falls back to SQLite's own autocheckpoint if it fails. */
-function startCheckpointer(db: Database.Database, path: string): { stop(): Promise<void> } | null {
+/** The log is started over once it holds this many frames (64 MiB of 4 KiB pages). */
+const defaultRestartFrames = 16_384;
+/** How long ledger commits may be held for a restart before they go on regardless. */
+const holdLimitMs = 1_000;
+
+/**
+ * Moves WAL checkpoints to a worker thread; falls back to SQLite's own autocheckpoint if it fails.
+ * When the worker asks (the log passed `restartFrames`), ledger commits are held while it starts
+ * the log over (sqlite-checkpoint-worker.ts says why).
+ */
+function startCheckpointer(db: Database.Database, path: string, batch: UsageBatch, restartFrames: number, intervalMs: number): { stop(): Promise<void> } | null {
   let worker: Worker;
   try {
-    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, intervalMs: 1000 } });
+    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, intervalMs, restartFrames } });
   } catch {
     return null;
   }
   db.pragma('wal_autocheckpoint = 0');
   worker.unref();
   let gone = false;
-  worker.on('error', () => db.pragma('wal_autocheckpoint = 1000'));
-  worker.on('exit', () => { gone = true; });
+  let holdTimer: NodeJS.Timeout | null = null;
+  const release = () => {
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = null;
+    batch.release();
+  };
+  worker.on('message', (message: { type?: string }) => {
+    if (message?.type === 'hold-writes') {
+      batch.hold();
+      holdTimer = setTimeout(release, holdLimitMs);
+      holdTimer.unref();
+      worker.postMessage({ type: 'writes-held' });
+    } else if (message?.type === 'restarted') {
+      release();
+    }
+  });
+  worker.on('error', () => {
+    db.pragma('wal_autocheckpoint = 1000');
+    release();
+  });
+  worker.on('exit', () => {
+    gone = true;
+    release();
+  });
   return {
     async stop() {
       if (gone) return;
