@@ -41,11 +41,6 @@ export interface CounterStore {
   close(): Promise<void>;
 }
 
-/** When a rate counter holding `value` has drained to 0: the time to keep it until. */
-export function drainedAt(value: number, now: number, drainPerMs: number): number {
-  return now + Math.ceil(value / drainPerMs);
-}
-
 interface Entry {
   value: number;
   /** When `value` was computed (rate counters drain from here). */
@@ -106,7 +101,8 @@ export class MemoryCounterStore implements CounterStore {
 
   private put(item: CounterChange, value: number, now: number): void {
     const drainPerMs = item.drainPerMs ?? 0;
-    const expiresAt = drainPerMs > 0 ? drainedAt(value, now, drainPerMs) : item.expiresAt;
+    // A rate counter is kept until it has drained to 0.
+    const expiresAt = drainPerMs > 0 ? now + Math.ceil(value / drainPerMs) : item.expiresAt;
     this.entries.set(item.key, { value, at: now, expiresAt, drainPerMs });
   }
 

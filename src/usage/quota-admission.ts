@@ -60,6 +60,10 @@ export class QuotaAdmission implements Admission {
       if (limit.rpm != null) reserved.push({ kind: 'requests', tokens: 0, item: rate(`rpm:${scope}`, 1, limit.rpm) });
       if (limit.tpm != null) reserved.push({ kind: 'tokens', tokens: request.maxTokens, item: rate(`tpm:${scope}`, request.maxTokens, limit.tpm) });
     }
+    // More than a whole limit (max_tokens over the tpm, or a limit of 0) can never pass: say so
+    // before touching the ledger or the counters.
+    const impossible = reserved.find((entry) => entry.item.amount > entry.item.limit || entry.item.limit <= 0);
+    if (impossible) throw neverPasses(impossible);
     for (const budget of policies.budgets) {
       const window = periodWindow(budget.period, new Date(now));
       const scope = budget.keyId ? `key:${budget.keyId}` : `account:${budget.accountId}`;
@@ -70,10 +74,6 @@ export class QuotaAdmission implements Admission {
       }
       reserved.push({ kind: 'budget', tokens: request.maxTokens, item: { key, amount: request.maxTokens, limit: budget.tokens, expiresAt: window.endsAt } });
     }
-    // More than a whole limit (max_tokens over the tpm, or a limit of 0) can never pass: say so
-    // without touching the counters.
-    const impossible = reserved.find((entry) => entry.kind !== 'budget' && (entry.item.amount > entry.item.limit || entry.item.limit <= 0));
-    if (impossible) throw neverPasses(impossible);
     const result = await this.counters.tryReserve(reserved.map((entry) => entry.item), now);
     if (!result.ok) throw this.refusal(reserved[result.index], result.value, request.maxTokens, now);
     const headers = rateLimitHeaders(reserved, result.values);

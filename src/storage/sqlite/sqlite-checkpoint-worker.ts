@@ -21,19 +21,13 @@ db.pragma('busy_timeout = 5000');
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
 
-interface CheckpointRow {
-  busy: number;
-  log: number;
-  checkpointed: number;
-}
-
 let restartAsked = false;
 const timer = setInterval(() => {
   try {
-    const row = passive.get() as CheckpointRow;
-    if (!restartAsked && row.log >= restartFrames) {
+    const { log } = passive.get() as { log: number };
+    if (!restartAsked && log >= restartFrames) {
       restartAsked = true;
-      parentPort?.postMessage({ type: 'hold-writes', frames: row.log });
+      parentPort?.postMessage({ type: 'hold-writes' });
     }
   } catch (error) {
     parentPort?.postMessage({ type: 'error', message: (error as Error).message });
@@ -43,15 +37,14 @@ const timer = setInterval(() => {
 parentPort?.on('message', (message: { type?: string }) => {
   if (message?.type === 'writes-held') {
     // The main thread holds its commits until `restarted`, whatever happens here.
-    let result: CheckpointRow | null = null;
-    let failure: string | null = null;
     try {
-      result = restart.get() as CheckpointRow;
+      restart.run();
     } catch (error) {
-      failure = (error as Error).message;
+      parentPort?.postMessage({ type: 'error', message: (error as Error).message });
+    } finally {
+      restartAsked = false;
+      parentPort?.postMessage({ type: 'restarted' });
     }
-    restartAsked = false;
-    parentPort?.postMessage({ type: 'restarted', result, error: failure });
     return;
   }
   if (message?.type !== 'stop') return;

@@ -54,7 +54,7 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     });
     return insertMany(records);
   });
-  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path, batch, options.walRestartFrames ?? defaultRestartFrames, options.walCheckpointIntervalMs ?? 250);
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 });
   const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
@@ -238,10 +238,10 @@ const holdLimitMs = 1_000;
  * When the worker asks (the log passed `restartFrames`), ledger commits are held while it starts
  * the log over (sqlite-checkpoint-worker.ts says why).
  */
-function startCheckpointer(db: Database.Database, path: string, batch: UsageBatch, restartFrames: number, intervalMs: number): { stop(): Promise<void> } | null {
+function startCheckpointer(db: Database.Database, path: string, batch: UsageBatch, timing: { restartFrames: number; intervalMs: number }): { stop(): Promise<void> } | null {
   let worker: Worker;
   try {
-    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, intervalMs, restartFrames } });
+    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, ...timing } });
   } catch {
     return null;
   }
