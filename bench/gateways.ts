@@ -54,6 +54,10 @@ export interface TollgateOptions {
   logLevel: string;
   /** Node flags before the entry point (`--cpu-prof …`). */
   nodeFlags?: string[];
+  /** Tollgate's entry point (default this build's `dist/src/main.js`; another build's for `compare-builds`). */
+  entry?: string;
+  /** Extra environment (overrides the defaults above). */
+  env?: Record<string, string>;
   /** Written as TOLLGATE_CONFIG when given. */
   config?: Record<string, unknown>;
   /** Parent directory of the fresh database (default the OS temp dir). */
@@ -76,12 +80,13 @@ export async function startTollgate(options: TollgateOptions): Promise<Gateway> 
     OPENAI_API_KEY: 'sk-bench-mock',
     OPENAI_BASE_URL: options.openaiBaseUrl,
     TOLLGATE_CONFIG: '',
+    ...options.env,
   };
   if (options.config) {
     env.TOLLGATE_CONFIG = join(dir, 'tollgate.json');
     writeFileSync(env.TOLLGATE_CONFIG, JSON.stringify(options.config));
   }
-  const tollgate = spawnProcess({ name: 'tollgate', core: options.core, args: [...(options.nodeFlags ?? []), tollgateEntry, 'serve', '--workers', '1'], env });
+  const tollgate = spawnProcess({ name: 'tollgate', core: options.core, args: [...(options.nodeFlags ?? []), options.entry ?? tollgateEntry, 'serve', '--workers', '1'], env });
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
     const { match, at } = await tollgate.waitFor(/Tollgate listening on (http:\/\/\S+)/, 60_000);

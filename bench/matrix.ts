@@ -54,7 +54,7 @@ export interface MatrixOptions {
 
 export const modes: Mode[] = ['json', 'stream'];
 
-async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions, quiet = false): Promise<Cell> {
+export async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions, quiet = false): Promise<Cell> {
   const pid = gateway.process.pid;
   let cpuStart = 0;
   let wallStart = 0;

@@ -1,0 +1,126 @@
+/**
+ * Two Tollgate builds side by side, for a change too small for whole benchmark runs to see: both
+ * run on the gateway core at once (only one under load at a time) and take turns in short slices
+ * against the same mock, so the machine's drift over seconds hits both alike.
+ *
+ *   node dist/bench/compare-builds.js --baseline /path/to/old/dist [--mode json|stream]
+ *        [--rounds 7] [--slice 3] [--connections 16] [--baseline-env K=V,…] [--env K=V,…]
+ *
+ * The baseline is another checkout's `dist` directory (`git worktree add` + `npm ci` + build); the
+ * candidate is this build. `--env` / `--baseline-env` set environment for one side only, to weigh
+ * a setting instead of a change. Prints each slice and the medians: requests/s, CPU µs per request
+ * and GC µs per request, with the candidate's change in percent.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { checkGateway, gatewayCore, loadCore, startMock, startTollgate, type Gateway } from './gateways.js';
+import { startLoadClient } from './load-client.js';
+import { measureCell, type Cell, type Mode } from './matrix.js';
+import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
+
+interface Options {
+  baseline: string;
+  mode: Mode;
+  rounds: number;
+  sliceS: number;
+  connections: number;
+  baselineEnv: Record<string, string>;
+  env: Record<string, string>;
+}
+
+function parseEnv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of text.split(',').filter(Boolean)) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0) throw new Error(`not K=V: ${pair}`);
+    env[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return env;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { baseline: '', mode: 'json', rounds: 7, sliceS: 3, connections: 16, baselineEnv: {}, env: {} };
+  for (let index = 0; index < argv.length; index++) {
+    const value = () => {
+      const next = argv[++index];
+      if (next === undefined) throw new Error(`${argv[index - 1]} needs a value`);
+      return next;
+    };
+    switch (argv[index]) {
+      case '--baseline': options.baseline = resolve(value()); break;
+      case '--mode': options.mode = value() === 'stream' ? 'stream' : 'json'; break;
+      case '--rounds': options.rounds = Math.max(1, Math.min(50, Number(value()) || 7)); break;
+      case '--slice': options.sliceS = Math.max(0.5, Math.min(30, Number(value()) || 3)); break;
+      case '--connections': options.connections = Math.max(1, Math.min(256, Number(value()) || 16)); break;
+      case '--baseline-env': options.baselineEnv = parseEnv(value()); break;
+      case '--env': options.env = parseEnv(value()); break;
+      default: throw new Error(`unknown option ${argv[index]} (see the comment at the top of bench/compare-builds.ts)`);
+    }
+  }
+  if (!options.baseline) throw new Error('--baseline DIST_DIR is required');
+  return options;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const baselineEntry = resolve(options.baseline, 'src/main.js');
+  if (!existsSync(baselineEntry)) throw new Error(`${baselineEntry} does not exist: --baseline takes a built dist directory`);
+  guardChildren();
+  const pinned = tasksetAvailable && pinSelf(loadCore);
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  log(`compare-builds: ${options.mode}, ${options.connections} connections, ${options.rounds} rounds of ${options.sliceS} s slices${pinned ? ', gateway on core 0' : ', NOT PINNED'}`);
+  const mock = await startMock(pinned ? loadCore : null);
+  const load = await startLoadClient(pinned ? loadCore : null);
+  const gateways: Gateway[] = [];
+  try {
+    const sides = [
+      { label: 'baseline', entry: baselineEntry, env: options.baselineEnv },
+      { label: 'candidate', entry: undefined, env: options.env },
+    ];
+    for (const side of sides) {
+      const gateway = await startTollgate({ core: pinned ? gatewayCore : null, openaiBaseUrl: mock.origin, logLevel: 'info', entry: side.entry, env: side.env });
+      await checkGateway(gateway);
+      gateways.push(gateway);
+    }
+    const matrix = { connections: [options.connections], durationS: options.sliceS, warmupS: 0.5, ttfbConnections: options.connections, log };
+    for (const gateway of gateways) await measureCell(load, gateway, options.mode, options.connections, { ...matrix, durationS: 3, warmupS: 0 }, true);
+    const cells: Cell[][] = [[], []];
+    for (let round = 0; round < options.rounds; round++) {
+      // Alternate which side goes first so neither always follows the other's heat.
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const index of order) cells[index].push(await measureCell(load, gateways[index], options.mode, options.connections, matrix, true));
+      log(`  round ${round + 1}: ${sides.map((side, index) => `${side.label} ${cells[index][round].requestsPerSecond.toFixed(0)} r/s ${cells[index][round].cpuMicrosPerRequest.toFixed(1)} µs`).join('   ')}`);
+    }
+    const summary = cells.map((list) => ({
+      rps: median(list.map((cell) => cell.requestsPerSecond)),
+      cpu: median(list.map((cell) => cell.cpuMicrosPerRequest)),
+      gc: median(list.map((cell) => (cell.gcMicrosPerRequest ? cell.gcMicrosPerRequest.minor + cell.gcMicrosPerRequest.major : NaN))),
+      failed: list.reduce((sum, cell) => sum + cell.failed, 0),
+    }));
+    for (const [index, side] of sides.entries()) {
+      const s = summary[index];
+      log(`${side.label.padEnd(9)} median ${s.rps.toFixed(0)} r/s  ${s.cpu.toFixed(1)} µs CPU/req  ${s.gc.toFixed(1)} µs GC/req${s.failed ? `  FAILED ${s.failed}` : ''}`);
+    }
+    const [a, b] = summary;
+    log(`candidate vs baseline: throughput ${(((b.rps / a.rps) - 1) * 100).toFixed(1)}%, CPU per request ${(((b.cpu / a.cpu) - 1) * 100).toFixed(1)}%`);
+  } finally {
+    for (const gateway of gateways) await gateway.stop();
+    await load.stop();
+    await mock.process.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`compare-builds failed: ${(error as Error).stack ?? error}\n`);
+    killAll();
+    process.exit(1);
+  },
+);
