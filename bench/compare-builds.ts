@@ -3,11 +3,11 @@
  * run on the gateway core at once (only one under load at a time) and take turns in short slices
  * against the same mock, so the machine's drift over seconds hits both alike.
  *
- *   node dist/bench/compare-builds.js --baseline /path/to/old/dist [--mode json|stream]
+ *   node dist/bench/compare-builds.js --baseline /path/to/old/dist [--candidate DIR] [--mode json|stream]
  *        [--rounds 7] [--slice 3] [--connections 16] [--baseline-env K=V,…] [--env K=V,…]
  *
  * The baseline is another checkout's `dist` directory (`git worktree add` + `npm ci` + build); the
- * candidate is this build. `--env` / `--baseline-env` set environment for one side only, to weigh
+ * candidate is this build unless `--candidate` names another. `--env` / `--baseline-env` set environment for one side only, to weigh
  * a setting instead of a change. Prints each slice and the medians: requests/s, CPU µs per request
  * and GC µs per request, with the candidate's change in percent.
  */
@@ -20,6 +20,7 @@ import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.j
 
 interface Options {
   baseline: string;
+  candidate: string | null;
   mode: Mode;
   rounds: number;
   sliceS: number;
@@ -39,7 +40,7 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { baseline: '', mode: 'json', rounds: 7, sliceS: 3, connections: 16, baselineEnv: {}, env: {} };
+  const options: Options = { baseline: '', candidate: null, mode: 'json', rounds: 7, sliceS: 3, connections: 16, baselineEnv: {}, env: {} };
   for (let index = 0; index < argv.length; index++) {
     const value = () => {
       const next = argv[++index];
@@ -48,6 +49,7 @@ function parseArgs(argv: string[]): Options {
     };
     switch (argv[index]) {
       case '--baseline': options.baseline = resolve(value()); break;
+      case '--candidate': options.candidate = resolve(value()); break;
       case '--mode': options.mode = value() === 'stream' ? 'stream' : 'json'; break;
       case '--rounds': options.rounds = Math.max(1, Math.min(50, Number(value()) || 7)); break;
       case '--slice': options.sliceS = Math.max(0.5, Math.min(30, Number(value()) || 3)); break;
@@ -69,8 +71,13 @@ const median = (values: number[]) => {
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
-  const baselineEntry = resolve(options.baseline, 'src/main.js');
-  if (!existsSync(baselineEntry)) throw new Error(`${baselineEntry} does not exist: --baseline takes a built dist directory`);
+  const entryOf = (dist: string) => {
+    const entry = resolve(dist, 'src/main.js');
+    if (!existsSync(entry)) throw new Error(`${entry} does not exist: give a built dist directory`);
+    return entry;
+  };
+  const baselineEntry = entryOf(options.baseline);
+  const candidateEntry = options.candidate ? entryOf(options.candidate) : undefined;
   guardChildren();
   const pinned = tasksetAvailable && pinSelf(loadCore);
   const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -81,7 +88,7 @@ async function main(): Promise<void> {
   try {
     const sides = [
       { label: 'baseline', entry: baselineEntry, env: options.baselineEnv },
-      { label: 'candidate', entry: undefined, env: options.env },
+      { label: 'candidate', entry: candidateEntry, env: options.env },
     ];
     for (const side of sides) {
       const gateway = await startTollgate({ core: pinned ? gatewayCore : null, openaiBaseUrl: mock.origin, logLevel: 'info', entry: side.entry, env: side.env });
