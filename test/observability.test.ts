@@ -42,7 +42,18 @@ describe('observability', () => {
     assert.ok(line, 'a log line for the request');
     for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs']) assert.ok(field in line!, field);
     assert.equal(line!.status, 200);
+    assert.equal(line!.level, 30);
+    assert.equal(line!.msg, 'completion');
+    assert.ok(Math.abs(Number(line!.time) - Date.now()) < 60_000);
     assert.equal(gateway.logs.filter((entry) => entry.requestId === response.body.id).length, 1);
+    // A model name the caller chose, with quotes, a newline and non-ASCII, stays one valid JSON line.
+    const oddModel = 'nope/"q"\n\u2028ü';
+    const refused = await post(gateway, '/v5/completions', { model: oddModel, prompt: 'Hi', max_tokens: 1 });
+    assert.ok(refused.status >= 400);
+    const oddLine = gateway.logs.find((entry) => entry.model === oddModel);
+    assert.ok(oddLine, `a log line with the model as sent: ${gateway.rawLogs.slice(-3).join('\n')}`);
+    assert.equal(oddLine!.status, refused.status);
+    for (const raw of gateway.rawLogs) JSON.parse(raw);
     const all = gateway.rawLogs.join('\n');
     assert.ok(!all.includes(gateway.key), 'no API key in logs');
     assert.ok(!all.includes(secretPrompt), 'no prompt text in logs');
