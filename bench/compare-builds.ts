@@ -7,9 +7,10 @@
  *        [--rounds 7] [--slice 3] [--connections 16] [--baseline-env K=V,…] [--env K=V,…]
  *
  * The baseline is another checkout's `dist` directory (`git worktree add` + `npm ci` + build); the
- * candidate is this build unless `--candidate` names another. `--env` / `--baseline-env` set environment for one side only, to weigh
- * a setting instead of a change. Prints each slice and the medians: requests/s, CPU µs per request
- * and GC µs per request, with the candidate's change in percent.
+ * candidate is this build unless `--candidate` names another. `--env` / `--baseline-env` set
+ * environment for one side only, to weigh a setting instead of a change. Prints each slice and
+ * the medians over slices: requests/s, CPU and GC µs per request, latency p50/p99, and the
+ * candidate's change in percent.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -108,11 +109,13 @@ async function main(): Promise<void> {
       rps: median(list.map((cell) => cell.requestsPerSecond)),
       cpu: median(list.map((cell) => cell.cpuMicrosPerRequest)),
       gc: median(list.map((cell) => (cell.gcMicrosPerRequest ? cell.gcMicrosPerRequest.minor + cell.gcMicrosPerRequest.major : NaN))),
+      p50: median(list.map((cell) => cell.latency?.p50 ?? NaN)),
+      p99: median(list.map((cell) => cell.latency?.p99 ?? NaN)),
       failed: list.reduce((sum, cell) => sum + cell.failed, 0),
     }));
     for (const [index, side] of sides.entries()) {
       const s = summary[index];
-      log(`${side.label.padEnd(9)} median ${s.rps.toFixed(0)} r/s  ${s.cpu.toFixed(1)} µs CPU/req  ${s.gc.toFixed(1)} µs GC/req${s.failed ? `  FAILED ${s.failed}` : ''}`);
+      log(`${side.label.padEnd(9)} median ${s.rps.toFixed(0)} r/s  ${s.cpu.toFixed(1)} µs CPU/req  ${s.gc.toFixed(1)} µs GC/req  latency p50 ${s.p50.toFixed(2)} ms p99 ${s.p99.toFixed(2)} ms${s.failed ? `  FAILED ${s.failed}` : ''}`);
     }
     const [a, b] = summary;
     log(`candidate vs baseline: throughput ${(((b.rps / a.rps) - 1) * 100).toFixed(1)}%, CPU per request ${(((b.cpu / a.cpu) - 1) * 100).toFixed(1)}%`);
