@@ -66,3 +66,41 @@ describe('two workers, no Redis', () => {
     assert.equal(used, ok.reduce((sum, r) => sum + r.body.usage.total_tokens, 0));
   });
 });
+
+describe('two workers, logs', () => {
+  test('every request logs one whole JSON line on the primary\'s stdout, up to the last one before exit', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-logs-'));
+    const logged = await spawnGateway({ DATABASE_URL: `sqlite:${join(logDir, 'tollgate.db')}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
+    try {
+      // The banner with the key follows the listening line; under load it may come a moment later.
+      let key: string | undefined;
+      for (let waited = 0; !key && waited < 10_000; waited += 50) {
+        key = /^\s*(tg_\S+)\s*$/m.exec(logged.stdout())?.[1];
+        if (!key) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.ok(key, `the bootstrap key is printed:\n${logged.stdout()}`);
+      const requestCount = 300;
+      const statuses: number[] = [];
+      // 20 at a time, so both workers are writing at once.
+      for (let batch = 0; batch < requestCount / 20; batch++) {
+        const responses = await Promise.all(Array.from({ length: 20 }, () => fetch(`${logged.url}/v5/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+        }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+        statuses.push(...responses);
+      }
+      assert.deepEqual([...new Set(statuses)], [200]);
+      logged.child.kill('SIGTERM');
+      assert.equal(await logged.exited, 0);
+      const jsonLines = logged.stdout().split('\n').filter((line) => line.startsWith('{'));
+      const entries = jsonLines.map((line) => JSON.parse(line) as { msg?: string; requestId?: string });
+      const completions = entries.filter((entry) => entry.msg === 'completion');
+      assert.equal(completions.length, requestCount);
+      assert.equal(new Set(completions.map((entry) => entry.requestId)).size, requestCount);
+    } finally {
+      if (logged.child.exitCode === null) logged.child.kill('SIGKILL');
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+});

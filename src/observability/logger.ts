@@ -31,7 +31,9 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
  * a partial write) leaves the rest queued for the next batch or tick, never blocking; if nothing
  * reads stdout, at most 16 MiB wait and later batches are dropped (counted on stderr). At exit what
  * is queued is written out, waiting up to 2 s for a full pipe to drain. Buffers rather than an
- * array of line strings: strings held for a whole batch outlived young-generation GCs.
+ * array of line strings: strings held for a whole batch outlived young-generation GCs. A batch is
+ * larger than a pipe writes atomically (4 KiB), so under `--workers N` each worker writes to a pipe
+ * of its own and the primary passes the lines on whole (server/relay-worker-output.ts).
  */
 const batchBytes = 64 * 1024;
 const queueLimitBytes = 16 * 1024 * 1024;

@@ -1,7 +1,8 @@
 /**
  * `tollgate serve --workers N`: the primary migrates, bootstraps the first account, holds the
  * shared rate-limit/budget counters (when there is no Redis), forks N workers that share one
- * port, restarts a worker that dies, and drains them all on SIGTERM/SIGINT.
+ * port, passes their output on in whole lines, restarts a worker that dies, and drains them all
+ * on SIGTERM/SIGINT.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/config.js';
@@ -9,6 +10,7 @@ import { createStorage } from '../storage/create-storage.js';
 import { MemoryCounterStore } from '../usage/counter-store.js';
 import { serveCounters } from '../usage/primary-counter-store.js';
 import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+import { exitAfterRelays, relayWorkerOutput } from './relay-worker-output.js';
 
 interface ListeningMessage { type: 'tollgate-listening'; url: string; firstModel: string | null }
 
@@ -23,8 +25,19 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   let announced = false;
   const listening = new Set<number>();
 
+  // Workers' stdout and stderr come to the primary, which alone writes them out (relay-worker-output.ts).
+  cluster.setupPrimary({ silent: true });
+  const relays = new Set<Promise<void>>();
+  // The last lines the workers wrote before exiting are still on their way: pass them on first.
+  const exit = () => exitAfterRelays(relays, [process.stdout, process.stderr], 0);
   const fork = (): Worker => {
     const worker = cluster.fork({ TOLLGATE_WORKER: '1' });
+    for (const [source, target] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
+      if (!source) continue;
+      const relay = relayWorkerOutput(source, target);
+      relays.add(relay);
+      void relay.then(() => relays.delete(relay));
+    }
     serveCounters(worker, counters);
     worker.on('message', (message: ListeningMessage) => {
       if (message?.type !== 'tollgate-listening') return;
@@ -41,7 +54,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   cluster.on('exit', (worker, code, signal) => {
     listening.delete(worker.id);
     if (shuttingDown) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) exit();
       return;
     }
     process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`);
@@ -52,7 +65,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
     if (shuttingDown) return;
     shuttingDown = true;
     const workers = Object.values(cluster.workers ?? {}).filter(Boolean) as Worker[];
-    if (workers.length === 0) process.exit(0);
+    if (workers.length === 0) exit();
     for (const worker of workers) {
       if (worker.isConnected()) worker.send({ type: 'tollgate-shutdown' });
     }
