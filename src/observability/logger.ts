@@ -23,10 +23,13 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
  * 64 KiB buffer outside the JS heap, and a full buffer (or, every 250 ms, a partial one, so a quiet
  * gateway's lines still leave promptly) is written to fd 1 with one `writeSync` on the event loop.
  *
+ * Each write to a pipe costs the gateway far more than its bytes, measured under load with
+ * bench/compare-builds (the gateway pinned to one core): sonic-boom's 8 KiB batches took ~11 µs a
+ * request; 4 KiB batches on the event loop cost 6–7 µs a request more than 64 KiB ones.
+ *
  * Not sonic-boom, which pino ships for this: its asynchronous mode sends each write through the
- * libuv thread pool, and under load those hand-offs cost the gateway (pinned to one core) ~11 µs
- * per request with 8 KiB batches and ~3 µs with 64 KiB (bench/compare-builds, interleaved), and
- * a write still in flight at exit was lost (a test here lost 20% of 3,000 lines); its synchronous
+ * libuv thread pool, and a write still in flight at exit was lost (a test here lost 20% of 3,000
+ * lines logged just before exit); its synchronous
  * mode sleeps 100 ms when a pipe is full, which stalls every request. Here a full pipe (EAGAIN, or
  * a partial write) leaves the rest queued for the next batch or tick, never blocking; if nothing
  * reads stdout, at most 16 MiB wait and later batches are dropped (counted on stderr). At exit what
