@@ -6,7 +6,10 @@ import type { FinishReason, StreamPart, TokenLogprob } from '../vendors/types.js
 import type { ChoiceLogprobs, CompletionChoice } from './completion-objects.js';
 
 interface ChoiceState {
+  /** The whole text, kept only when `toChoices` will be asked for it (not for streams). */
   text: string;
+  /** Its length in UTF-16 units: the next token's text_offset. */
+  length: number;
   finishReason: FinishReason | null;
   logprobs: ChoiceLogprobs | null;
 }
@@ -14,15 +17,16 @@ interface ChoiceState {
 export class ChoiceAccumulator {
   private readonly choices: ChoiceState[];
   private readonly wantLogprobs: boolean;
+  private readonly keepWhole: boolean;
 
-  constructor(count: number, wantLogprobs: boolean) {
+  /**
+   * @param keepWhole collect each choice's whole text and logprobs for `toChoices` (a non-stream
+   * answer); a stream sends every delta as it comes and only needs offsets and finish reasons.
+   */
+  constructor(count: number, wantLogprobs: boolean, keepWhole = true) {
     this.wantLogprobs = wantLogprobs;
-    this.choices = Array.from({ length: count }, () => ({ text: '', finishReason: null, logprobs: null }));
-  }
-
-  /** Current text length of a choice, the offset of the next token. */
-  textLength(choice: number): number {
-    return this.choices[choice]?.text.length ?? 0;
+    this.keepWhole = keepWhole;
+    this.choices = Array.from({ length: count }, () => ({ text: '', length: 0, finishReason: null, logprobs: null }));
   }
 
   /** Adds a text delta; returns the delta's logprobs object (offsets filled) for stream chunks. */
@@ -31,14 +35,17 @@ export class ChoiceAccumulator {
     if (!state) return null;
     let deltaLogprobs: ChoiceLogprobs | null = null;
     if (this.wantLogprobs) {
-      deltaLogprobs = toLogprobs(part.logprobs ?? [], state.text.length);
-      if (!state.logprobs) state.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
-      state.logprobs.tokens.push(...deltaLogprobs.tokens);
-      state.logprobs.token_logprobs.push(...deltaLogprobs.token_logprobs);
-      state.logprobs.top_logprobs.push(...deltaLogprobs.top_logprobs);
-      state.logprobs.text_offset.push(...deltaLogprobs.text_offset);
+      deltaLogprobs = toLogprobs(part.logprobs ?? [], state.length);
+      if (this.keepWhole) {
+        if (!state.logprobs) state.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
+        state.logprobs.tokens.push(...deltaLogprobs.tokens);
+        state.logprobs.token_logprobs.push(...deltaLogprobs.token_logprobs);
+        state.logprobs.top_logprobs.push(...deltaLogprobs.top_logprobs);
+        state.logprobs.text_offset.push(...deltaLogprobs.text_offset);
+      }
     }
-    state.text += part.text;
+    if (this.keepWhole) state.text += part.text;
+    state.length += part.text.length;
     return deltaLogprobs;
   }
 
@@ -56,6 +63,7 @@ export class ChoiceAccumulator {
   }
 
   toChoices(): CompletionChoice[] {
+    if (!this.keepWhole) throw new Error('ChoiceAccumulator: toChoices needs keepWhole');
     return this.choices.map((state, index) => ({
       text: state.text,
       index,

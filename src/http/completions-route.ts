@@ -130,7 +130,7 @@ export class CompletionsHandler {
   private async streamCompletion(response: ServerResponse, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>): Promise<void> {
     const observer = this.observer;
     const sse = new SseWriter(response, headers, this.keepAliveIntervalMs);
-    const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null);
+    const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null, false);
     const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage);
     chunks.setFingerprint(GATEWAY_FINGERPRINT);
     try {

@@ -4,7 +4,7 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from 'e
 import { malformedUpstream } from './map-upstream-error.js';
 
 export interface SseEvent {
-  event: string | undefined;
+  event?: string | undefined;
   data: string;
 }
 
@@ -24,7 +24,8 @@ export class SseEventReader {
     this.vendor = vendor;
     this.parser = createParser({
       maxBufferSize,
-      onEvent: (message: EventSourceMessage) => this.queue.push({ event: message.event, data: message.data }),
+      // The parser's own message object (it has `event` and `data`), not a copy per event.
+      onEvent: (message: EventSourceMessage) => this.queue.push(message),
       onError: (error) => {
         this.failure = error;
       },
