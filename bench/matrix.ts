@@ -35,6 +35,8 @@ export interface TargetRun {
   cells: Cell[];
   /** Streams at `ttfbConnections`, timed on the first body byte. */
   ttfb: TtfbResult | null;
+  /** The same at one connection: the first byte without queueing behind other requests. */
+  ttfbOne: TtfbResult | null;
   /** RSS before any load (after one request of each kind), MiB. */
   idleRssMiB: number;
   /** Peak RSS (VmHWM) of the target after all its load, MiB. */
@@ -110,10 +112,12 @@ export async function runTarget(load: LoadClient, gateway: Gateway, options: Mat
   for (const mode of modes) {
     for (const connections of options.connections) cells.push(await measureCell(load, gateway, mode, connections, options));
   }
-  const ttfb = await measureTtfb(load, gateway, options.durationS, options.warmupS, options);
+  const ttfb = await measureTtfb(load, gateway, options.durationS, options.warmupS, options.ttfbConnections);
   logTtfb(gateway, ttfb, options.ttfbConnections, options.log);
+  const ttfbOne = await measureTtfb(load, gateway, options.durationS, options.warmupS, 1);
+  logTtfb(gateway, ttfbOne, 1, options.log);
   const mem = memory(gateway.process.pid);
-  return { target: gateway.name, startupMs: gateway.startupMs, cells, ttfb, idleRssMiB, peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
+  return { target: gateway.name, startupMs: gateway.startupMs, cells, ttfb, ttfbOne, idleRssMiB, peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
 }
 
 /**
@@ -151,14 +155,21 @@ export async function runInterleaved(load: LoadClient, gateways: Gateway[], opti
     }
   }
   const ttfbs: TtfbResult[][] = gateways.map(() => []);
+  const ttfbsOne: TtfbResult[][] = gateways.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const [index, gateway] of gateways.entries()) ttfbs[index].push(await measureTtfb(load, gateway, sliceS, round === 0 ? options.warmupS : sliceWarmupS, options));
+    for (const [index, gateway] of gateways.entries()) {
+      const warmupS = round === 0 ? options.warmupS : sliceWarmupS;
+      ttfbs[index].push(await measureTtfb(load, gateway, sliceS, warmupS, options.ttfbConnections));
+      ttfbsOne[index].push(await measureTtfb(load, gateway, sliceS, warmupS, 1));
+    }
   }
   return gateways.map((gateway, index) => {
     const ttfb = medianBy(ttfbs[index], (result) => result.ttfb?.p50 ?? Infinity);
     logTtfb(gateway, ttfb, options.ttfbConnections, options.log);
+    const ttfbOne = medianBy(ttfbsOne[index], (result) => result.ttfb?.p50 ?? Infinity);
+    logTtfb(gateway, ttfbOne, 1, options.log);
     const mem = memory(gateway.process.pid);
-    return { target: gateway.name, startupMs: gateway.startupMs, cells: cells[index], ttfb, idleRssMiB: idle[index], peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
+    return { target: gateway.name, startupMs: gateway.startupMs, cells: cells[index], ttfb, ttfbOne, idleRssMiB: idle[index], peakRssMiB: mem.peakMiB, rssMiB: mem.rssMiB };
   });
 }
 
@@ -178,12 +189,12 @@ function medianBy<T>(items: T[], key: (item: T) => number): T {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, options: MatrixOptions): Promise<TtfbResult> {
+function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
   return load.run<TtfbResult>({
     kind: 'ttfb',
     target: { url: gateway.url, headers: gateway.headers },
     body: completionBody(true),
-    connections: options.ttfbConnections,
+    connections,
     durationS,
     warmupS,
   }, (durationS + warmupS + 60) * 1000);

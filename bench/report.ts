@@ -27,6 +27,8 @@ export interface Verdict {
 export interface Report {
   comparisons: Comparison[];
   ttfb: { direct: number | null; floor: number | null; tollgate: number | null; floorP99: number | null; tollgateP99: number | null; addedOverFloorP50: number; addedOverFloorP99: number };
+  /** First byte at one connection (no queueing): p50 per target and Tollgate over the floor. */
+  ttfbOne: { direct: number | null; floor: number | null; tollgate: number | null; addedOverFloorP50: number };
   verdicts: Verdict[];
 }
 
@@ -60,7 +62,14 @@ export function compare(runs: TargetRun[], connections: number[]): Report {
     addedOverFloorP50: diff(ttfbOf('tollgate')?.p50, ttfbOf('floor')?.p50),
     addedOverFloorP99: diff(ttfbOf('tollgate')?.p99, ttfbOf('floor')?.p99),
   };
-  return { comparisons, ttfb, verdicts: [] };
+  const ttfbOneOf = (target: string) => runs.find((run) => run.target === target)?.ttfbOne?.ttfb ?? null;
+  const ttfbOne = {
+    direct: ttfbOneOf('direct')?.p50 ?? null,
+    floor: ttfbOneOf('floor')?.p50 ?? null,
+    tollgate: ttfbOneOf('tollgate')?.p50 ?? null,
+    addedOverFloorP50: diff(ttfbOneOf('tollgate')?.p50, ttfbOneOf('floor')?.p50),
+  };
+  return { comparisons, ttfb, ttfbOne, verdicts: [] };
 }
 
 const check = (value: number, pass: (value: number) => boolean): boolean | null => (Number.isFinite(value) ? pass(value) : null);
@@ -133,6 +142,8 @@ export function formatReport(results: FullResults): string {
   out.push(table(rows));
   const t = report.ttfb;
   out.push(`\nTTFB (stream, first body byte, c=16) p50 direct/floor/tollgate: ${n(t.direct)}/${n(t.floor)}/${n(t.tollgate)} ms; p99 floor/tollgate ${n(t.floorP99)}/${n(t.tollgateP99)} ms; Tollgate over floor +${n(t.addedOverFloorP50)} ms p50, +${n(t.addedOverFloorP99)} ms p99`);
+  const one = report.ttfbOne;
+  out.push(`TTFB at 1 connection (no queueing; not the verdict's) p50 direct/floor/tollgate: ${n(one.direct)}/${n(one.floor)}/${n(one.tollgate)} ms; Tollgate over floor +${n(one.addedOverFloorP50)} ms`);
   const utilisation = runs.map((run) => `${run.target} ${run.cells.map((cell) => `${(cell.cpuUtilisation * 100).toFixed(0)}%`).join('/')}`).join('; ');
   out.push(`Target CPU use per cell (100% = its core saturated; below that the load side limits): ${utilisation}`);
   const foreign = Math.max(0, ...runs.flatMap((run) => run.cells.map((cell) => cell.foreignCores)));
