@@ -29,14 +29,16 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
  *
  * Not sonic-boom, which pino ships for this: its asynchronous mode sends each write through the
  * libuv thread pool, and a write still in flight at exit was lost (a test here lost 20% of 3,000
- * lines logged just before exit); its synchronous
- * mode sleeps 100 ms when a pipe is full, which stalls every request. Here a full pipe (EAGAIN, or
- * a partial write) leaves the rest queued for the next batch or tick, never blocking; if nothing
- * reads stdout, at most 16 MiB wait and later batches are dropped (counted on stderr). At exit what
- * is queued is written out, waiting up to 2 s for a full pipe to drain. Buffers rather than an
- * array of line strings: strings held for a whole batch outlived young-generation GCs. A batch is
- * larger than a pipe writes atomically (4 KiB), so under `--workers N` each worker writes to a pipe
- * of its own and the primary passes the lines on whole (server/relay-worker-output.ts).
+ * lines logged just before exit); its synchronous mode sleeps 100 ms when a pipe is full, which
+ * stalls every request.
+ *
+ * Here a full pipe (EAGAIN, or a partial write) leaves the rest queued for the next batch or tick,
+ * never blocking; if nothing reads stdout, at most 16 MiB wait and later batches are dropped
+ * (counted on stderr). At exit what is queued is written out, waiting up to 2 s for a full pipe to
+ * drain. Buffers rather than an array of line strings: strings held for a whole batch outlived
+ * young-generation GCs. A batch is larger than a pipe writes atomically (4 KiB), so under
+ * `--workers N` each worker writes to a pipe of its own and the primary passes the lines on whole
+ * (server/relay-worker-output.ts).
  */
 const batchBytes = 64 * 1024;
 const queueLimitBytes = 16 * 1024 * 1024;

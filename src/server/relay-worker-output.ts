@@ -15,10 +15,12 @@ const maxPartialLineBytes = 1024 * 1024;
 /** Resolves once the source ended and what it sent was handed to the target. */
 export function relayWorkerOutput(source: Readable, target: Writable): Promise<void> {
   let rest: Buffer | null = null;
+  const resume = () => source.resume();
   const write = (data: Buffer) => {
-    if (target.write(data)) return;
+    // One drain listener per stall: a source already paused is already waiting for it.
+    if (target.write(data) || source.isPaused()) return;
     source.pause();
-    target.once('drain', () => source.resume());
+    target.once('drain', resume);
   };
   source.on('data', (chunk: Buffer) => {
     const lastNewline = chunk.lastIndexOf(10);
