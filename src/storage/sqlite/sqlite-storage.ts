@@ -17,6 +17,7 @@ import {
   type AggregateRow, type UsageRow,
 } from '../usage-row.js';
 import { sqliteMigrations } from './sqlite-migrations.js';
+import { UsageBatch } from './sqlite-usage-batch.js';
 
 interface KeyRow {
   id: string;
@@ -35,26 +36,41 @@ export interface SqliteOptions {
   walRestartFrames?: number;
   /** How often the checkpointer runs (default 250 ms). */
   walCheckpointIntervalMs?: number;
+  /** How long a ledger commit is retried while another connection holds the write lock (default 5 s). */
+  ledgerBusyLimitMs?: number;
 }
+
+/** How long statements other than ledger commits wait for a lock, inside SQLite (they are rare: admin commands). */
+const busyTimeoutMs = 5_000;
 
 export function createSqliteStorage(path: string, options: SqliteOptions = {}): Storage {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('foreign_keys = ON');
+  // Ledger commits have a connection of their own that never waits inside SQLite for a lock
+  // (sqlite-usage-batch.ts). An in-memory database exists only on its one connection.
+  const ledgerDb = path === ':memory:' ? db : new Database(path);
+  if (ledgerDb !== db) {
+    ledgerDb.pragma('synchronous = NORMAL');
+    ledgerDb.pragma('busy_timeout = 0');
+  }
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
   let insertMany: ((records: UsageRecord[]) => boolean[]) | null = null;
   const batch = new UsageBatch((records) => {
-    insertMany ??= db.transaction((batchRecords: UsageRecord[]) => {
-      const insert = prepared().insertUsage;
-      return batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1);
-    });
+    if (!insertMany) {
+      const insert = ledgerDb.prepare(insertUsageSql);
+      // IMMEDIATE: the write lock is taken at BEGIN, so a busy lock fails before any work is done.
+      insertMany = ledgerDb.transaction((batchRecords: UsageRecord[]) => batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1)).immediate;
+    }
     return insertMany(records);
-  });
-  const checkpointer = path === ':memory:' ? null : startCheckpointer(db, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 });
+  }, options.ledgerBusyLimitMs ?? busyTimeoutMs);
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 });
+  // The other connection's rare writes (admin commands) leave checkpoints to the worker too.
+  if (checkpointer && ledgerDb !== db) db.pragma('wal_autocheckpoint = 0');
   const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
@@ -169,63 +185,16 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
       return rows.map((row) => ({ accountId: row.account_id, keyId: row.key_id, rpm: row.rpm, tpm: row.tpm }));
     },
     async close() {
+      // The last commit may wait inside SQLite for a lock: nothing else runs on this loop any more.
+      if (ledgerDb !== db) ledgerDb.pragma(`busy_timeout = ${busyTimeoutMs}`);
       batch.flush(true);
+      batch.stop();
       await checkpointer?.stop();
+      if (ledgerDb !== db) ledgerDb.close();
       db.close();
     },
   };
   return storage;
-}
-
-/**
- * Ledger writes that finish in the same event-loop turn commit in one transaction: one WAL append
- * instead of many, and every waiter resolves only after the commit (still before its last byte).
- * `hold` keeps commits back (they queue) while the checkpointer starts the log over.
- */
-class UsageBatch {
-  private pending: { record: UsageRecord; resolve: (inserted: boolean) => void; reject: (error: unknown) => void }[] = [];
-  private scheduled = false;
-  private held = false;
-
-  constructor(private readonly write: (records: UsageRecord[]) => boolean[]) {}
-
-  add(record: UsageRecord): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.pending.push({ record, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  hold(): void {
-    this.held = true;
-  }
-
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.held) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
-  }
-
-  /** Commits what is queued; `force` (at close) even while held. */
-  flush(force = false): void {
-    this.scheduled = false;
-    if (this.held && !force) return;
-    const entries = this.pending;
-    if (entries.length === 0) return;
-    this.pending = [];
-    try {
-      const inserted = this.write(entries.map((entry) => entry.record));
-      entries.forEach((entry, index) => entry.resolve(inserted[index]));
-    } catch (error) {
-      for (const entry of entries) entry.reject(error);
-    }
-  }
 }
 
 /** The log is started over once it holds this many frames (64 MiB of 4 KiB pages). */
@@ -284,14 +253,14 @@ function startCheckpointer(db: Database.Database, path: string, batch: UsageBatc
   };
 }
 
+const insertUsageSql = `INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${usageColumns.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
+
 function prepareStatements(db: Database.Database) {
-  const placeholders = usageColumns.map(() => '?').join(', ');
   return {
     insertAccount: db.prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)'),
     getAccount: db.prepare('SELECT id, name, created_at FROM accounts WHERE id = ?'),
     insertKey: db.prepare('INSERT INTO api_keys (id, account_id, name, prefix, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
     getKey: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
-    insertUsage: db.prepare(`INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${placeholders}) ON CONFLICT (request_id) DO NOTHING`),
   };
 }
 
