@@ -104,3 +104,48 @@ describe('two workers, logs', () => {
     }
   });
 });
+
+describe('two workers, one SQLite checkpointer', () => {
+  test('exactly one worker runs the checkpoints; when it dies its replacement takes over and the ledger keeps every record', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-ckpt-'));
+    const dbPath = join(logDir, 'tollgate.db');
+    const logged = await spawnGateway({ DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
+    const checkpointers = () => logged.stdout().split('\n').filter((line) => line.includes('"SQLite checkpoints run in this process"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+    const waitFor = async (condition: () => boolean, what: string) => {
+      for (let waited = 0; !condition(); waited += 50) {
+        if (waited > 15_000) throw new Error(`${what}:\n${logged.stdout()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const ledger = createSqliteStorage(dbPath, { checkpoints: false });
+    try {
+      let key: string | undefined;
+      await waitFor(() => (key = /^\s*(tg_\S+)\s*$/m.exec(logged.stdout())?.[1]) !== undefined, 'the bootstrap key is printed');
+      const send = (count: number) => Promise.all(Array.from({ length: count }, () => fetch(`${logged.url}/v5/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key!, connection: 'close' },
+        body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+      }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+      assert.deepEqual([...new Set(await send(20))], [200]);
+      // Both workers started (the primary announces only then), and only one of them took the role.
+      const first = checkpointers();
+      assert.equal(first.length, 1, `one checkpointing worker:\n${logged.stdout()}`);
+      process.kill(first[0], 'SIGKILL');
+      await waitFor(() => checkpointers().length === 2, 'the replacement worker takes the checkpoints over');
+      const second = checkpointers()[1];
+      assert.notEqual(second, first[0]);
+      assert.deepEqual([...new Set(await send(20))], [200]);
+      // Every answered request is in the ledger (committed before its answer), whichever worker wrote
+      // it, the killed one included. (Its last log lines are not: they were still in its buffer.)
+      const { totals } = await ledger.queryUsage({});
+      assert.equal(totals.requests, 40);
+    } finally {
+      await ledger.close();
+      if (logged.child.exitCode === null) {
+        logged.child.kill('SIGTERM');
+        await logged.exited;
+      }
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Config } from '../config/config.js';
-import { attachWorker, runPrimary } from '../server/cluster-primary.js';
+import { attachWorker, CHECKPOINTS_VARIABLE, runPrimary } from '../server/cluster-primary.js';
 import { applyHeapPolicy } from '../server/heap-policy.js';
 import { startServer } from '../server/start-server.js';
 import { positiveInteger } from './main.js';
@@ -16,7 +16,9 @@ export function registerServeCommand(program: Command, loadConfig: () => Config)
       const config = loadConfig();
       applyHeapPolicy(config.heapGrowingPercent);
       if (cluster.isWorker) {
-        const server = await startServer(config, { announce: false, bootstrap: false });
+        // The primary gives one worker at a time the SQLite checkpoints (cluster-primary.ts).
+        const sqliteCheckpoints = process.env[CHECKPOINTS_VARIABLE] !== '0';
+        const server = await startServer(config, { announce: false, bootstrap: false, sqliteCheckpoints });
         attachWorker(server.url, server.registry.listModels()[0]?.id ?? null, server.stop);
         return;
       }

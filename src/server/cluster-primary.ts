@@ -14,6 +14,12 @@ import { exitAfterRelays, relayWorkerOutput } from './relay-worker-output.js';
 
 interface ListeningMessage { type: 'tollgate-listening'; url: string; firstModel: string | null }
 
+/**
+ * Set by the primary in each worker's environment: '1' for the one worker that runs the SQLite
+ * WAL checkpoints, '0' for the others (they share the file; one checkpointer serves them all).
+ */
+export const CHECKPOINTS_VARIABLE = 'TOLLGATE_SQLITE_CHECKPOINTS';
+
 export async function runPrimary(config: Config, workerCount: number): Promise<void> {
   const storage = await createStorage(config.databaseUrl);
   await storage.migrate();
@@ -30,8 +36,12 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   const relays = new Set<Promise<void>>();
   // The last lines the workers wrote before exiting are still on their way: pass them on first.
   const exit = () => exitAfterRelays(relays, [process.stdout, process.stderr], 0);
+  // The worker running the SQLite checkpoints; when it exits, the next worker forked takes over.
+  let checkpointer: number | null = null;
   const fork = (): Worker => {
-    const worker = cluster.fork({ TOLLGATE_WORKER: '1' });
+    const checkpoints = checkpointer === null;
+    const worker = cluster.fork({ TOLLGATE_WORKER: '1', [CHECKPOINTS_VARIABLE]: checkpoints ? '1' : '0' });
+    if (checkpoints) checkpointer = worker.id;
     for (const [source, target] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
       if (!source) continue;
       const relay = relayWorkerOutput(source, target);
@@ -53,6 +63,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
 
   cluster.on('exit', (worker, code, signal) => {
     listening.delete(worker.id);
+    if (worker.id === checkpointer) checkpointer = null;
     if (shuttingDown) {
       if (Object.keys(cluster.workers ?? {}).length === 0) exit();
       return;

@@ -28,12 +28,15 @@ export interface StartOptions {
   bootstrap?: boolean;
   /** Log destination override (tests capture logs). */
   logger?: Logger;
+  /** SQLite: whether this process runs the WAL checkpoints (default true; see create-storage.ts). */
+  sqliteCheckpoints?: boolean;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const storage = await createStorage(config.databaseUrl);
+  const storage = await createStorage(config.databaseUrl, { sqliteCheckpoints: options.sqliteCheckpoints });
   await storage.migrate();
+  if (storage.kind === 'sqlite' && options.sqliteCheckpoints !== false && !config.databaseUrl.endsWith(':memory:')) logger.info({ pid: process.pid }, 'SQLite checkpoints run in this process');
   const bootstrapped = options.bootstrap === false ? null : await bootstrapDefaultAccount(storage);
   const { adapters, disabled } = await createAdapters({ config, logger });
   const registry = createVendorRegistry(adapters, disabled);

@@ -4,11 +4,20 @@ import type { Storage } from './types.js';
 
 export class StorageUrlError extends Error {}
 
-export async function createStorage(databaseUrl: string): Promise<Storage> {
+export interface StorageOptions {
+  /**
+   * SQLite only: whether this process runs the database's WAL checkpoints (default true). Cluster
+   * workers share one file, and one checkpointer serves them all: the primary gives the role to one
+   * worker at a time.
+   */
+  sqliteCheckpoints?: boolean;
+}
+
+export async function createStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new StorageUrlError("DATABASE_URL 'sqlite:' needs a path, e.g. sqlite:./data/tollgate.db");
-    return createSqliteStorage(path);
+    return createSqliteStorage(path, { checkpoints: options.sqliteCheckpoints ?? true });
   }
   if (databaseUrl.startsWith('postgres://') || databaseUrl.startsWith('postgresql://')) {
     const { createPostgresStorage } = await import('./postgres/postgres-storage.js');

@@ -38,6 +38,12 @@ export interface SqliteOptions {
   walCheckpointIntervalMs?: number;
   /** How long a ledger commit is retried while another connection holds the write lock (default 5 s). */
   ledgerBusyLimitMs?: number;
+  /**
+   * Whether this storage runs the WAL checkpoints (default true). False for a cluster worker while
+   * another worker holds that role: its connections then never checkpoint (each worker running its
+   * own checkpoint thread cost ~8–12 MiB a worker, for work only one of them could do at a time).
+   */
+  checkpoints?: boolean;
 }
 
 /** How long statements other than ledger commits wait for a lock, inside SQLite (they are rare: admin commands). */
@@ -68,9 +74,15 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     }
     return insertMany(records);
   }, options.ledgerBusyLimitMs ?? busyTimeoutMs);
-  const checkpointer = path === ':memory:' ? null : startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 });
-  // The other connection's rare writes (admin commands) leave checkpoints to the worker too.
+  const runsCheckpoints = path !== ':memory:' && options.checkpoints !== false;
+  const checkpointer = runsCheckpoints ? startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }) : null;
+  // The other connection's rare writes (admin commands) leave checkpoints to the worker too, and a
+  // cluster worker without the role leaves them to the worker that has it.
   if (checkpointer && ledgerDb !== db) db.pragma('wal_autocheckpoint = 0');
+  if (path !== ':memory:' && options.checkpoints === false) {
+    db.pragma('wal_autocheckpoint = 0');
+    ledgerDb.pragma('wal_autocheckpoint = 0');
+  }
   const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
