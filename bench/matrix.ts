@@ -27,6 +27,8 @@ export interface Cell {
   foreignCores: number;
   /** Tollgate only: GC time per completed request, µs, from its /metrics (null when unread). */
   gcMicrosPerRequest?: { minor: number; major: number } | null;
+  /** Interleaved runs: every slice's requests/s, in round order (a round's slices of all targets were taken seconds apart). */
+  sliceRates?: number[];
 }
 
 export interface TargetRun {
@@ -150,7 +152,8 @@ export async function runInterleaved(load: LoadClient, gateways: Gateway[], opti
       for (const [index, taken] of slices.entries()) {
         const cell = medianCell(taken);
         cells[index].push(cell);
-        logCell(cell, options.log, `  (median of ${rounds})`);
+        const rates = cell.sliceRates ?? [];
+        logCell(cell, options.log, `  (median of ${rounds}; slices ${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)} req/s)`);
       }
     }
   }
@@ -181,6 +184,7 @@ function medianCell(slices: Cell[]): Cell {
     ok: slices.reduce((sum, cell) => sum + cell.ok, 0),
     failed: slices.reduce((sum, cell) => sum + cell.failed, 0),
     foreignCores: Math.max(...slices.map((cell) => cell.foreignCores)),
+    sliceRates: slices.map((cell) => cell.requestsPerSecond),
   };
 }
 

@@ -11,6 +11,11 @@ export interface Comparison {
   tollgate: Cell | null;
   /** Tollgate requests/s over the floor's. */
   throughputRatio: number;
+  /**
+   * The lowest and highest Tollgate/floor ratio of one round's two slices (taken seconds apart), or
+   * null without interleaved slices: how far the machine's drift could move the ratio.
+   */
+  roundRatios: { min: number; max: number } | null;
   /** Latency added over direct, ms. */
   floorAdded: { p50: number; p99: number };
   tollgateAdded: { p50: number; p99: number };
@@ -46,6 +51,7 @@ export function compare(runs: TargetRun[], connections: number[]): Report {
       comparisons.push({
         mode, connections: count, direct, floor, tollgate,
         throughputRatio: tollgate && floor ? tollgate.requestsPerSecond / floor.requestsPerSecond : NaN,
+        roundRatios: roundRatios(floor, tollgate),
         floorAdded: { p50: diff(floor?.latency?.p50, direct?.latency?.p50), p99: diff(floor?.latency?.p99, direct?.latency?.p99) },
         tollgateAdded: { p50: diff(tollgate?.latency?.p50, direct?.latency?.p50), p99: diff(tollgate?.latency?.p99, direct?.latency?.p99) },
         cpuRatio: tollgate && floor ? tollgate.cpuMicrosPerRequest / floor.cpuMicrosPerRequest : NaN,
@@ -72,6 +78,15 @@ export function compare(runs: TargetRun[], connections: number[]): Report {
   return { comparisons, ttfb, ttfbOne, verdicts: [] };
 }
 
+/** Tollgate/floor per round, from the slices each round took of both (see `runInterleaved`). */
+function roundRatios(floor: Cell | null, tollgate: Cell | null): { min: number; max: number } | null {
+  const floorRates = floor?.sliceRates;
+  const tollgateRates = tollgate?.sliceRates;
+  if (!floorRates || !tollgateRates || floorRates.length !== tollgateRates.length || floorRates.length < 2) return null;
+  const ratios = tollgateRates.map((rate, round) => rate / floorRates[round]);
+  return { min: Math.min(...ratios), max: Math.max(...ratios) };
+}
+
 const check = (value: number, pass: (value: number) => boolean): boolean | null => (Number.isFinite(value) ? pass(value) : null);
 
 export function verdicts(report: Report, runs: TargetRun[], extras: { slow: SlowStreamsResult | null; soak: SoakResult | null }): Verdict[] {
@@ -80,7 +95,7 @@ export function verdicts(report: Report, runs: TargetRun[], extras: { slow: Slow
     if (comparison.connections !== 16 && comparison.connections !== 64) continue;
     result.push({
       target: `throughput ${comparison.mode} c=${comparison.connections} ≥ 0.8× floor`,
-      measured: `${comparison.throughputRatio.toFixed(2)}×`,
+      measured: `${comparison.throughputRatio.toFixed(2)}×${comparison.roundRatios ? ` (rounds ${comparison.roundRatios.min.toFixed(2)}–${comparison.roundRatios.max.toFixed(2)}×)` : ''}`,
       pass: check(comparison.throughputRatio, (ratio) => ratio >= 0.8),
     });
   }
