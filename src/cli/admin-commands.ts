@@ -11,7 +11,8 @@ import { formatTable } from './format-table.js';
 type LoadConfig = () => Config;
 
 async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await createStorage(loadConfig().databaseUrl);
+  // One command's writes: no checkpoint thread (a running gateway's, or SQLite at close, checkpoints them).
+  const storage = await createStorage(loadConfig().databaseUrl, { sqliteCheckpoints: false });
   try {
     await storage.migrate();
     return await work(storage);

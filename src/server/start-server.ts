@@ -28,7 +28,7 @@ export interface StartOptions {
   bootstrap?: boolean;
   /** Log destination override (tests capture logs). */
   logger?: Logger;
-  /** SQLite: whether this process runs the WAL checkpoints (default true; see create-storage.ts). */
+  /** SQLite: whether this process runs the WAL checkpoints (default true; a cluster worker is told; see create-storage.ts). */
   sqliteCheckpoints?: boolean;
 }
 
@@ -36,7 +36,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? createLogger(config.logLevel);
   const storage = await createStorage(config.databaseUrl, { sqliteCheckpoints: options.sqliteCheckpoints });
   await storage.migrate();
-  if (storage.kind === 'sqlite' && options.sqliteCheckpoints !== false && !config.databaseUrl.endsWith(':memory:')) logger.info({ pid: process.pid }, 'SQLite checkpoints run in this process');
+  // Said by the cluster worker that was given the role (a single process always has it).
+  if (options.sqliteCheckpoints === true && storage.kind === 'sqlite') logger.info({ pid: process.pid }, 'SQLite checkpoints run in this process');
   const bootstrapped = options.bootstrap === false ? null : await bootstrapDefaultAccount(storage);
   const { adapters, disabled } = await createAdapters({ config, logger });
   const registry = createVendorRegistry(adapters, disabled);

@@ -40,8 +40,10 @@ export interface SqliteOptions {
   ledgerBusyLimitMs?: number;
   /**
    * Whether this storage runs the WAL checkpoints (default true). False for a cluster worker while
-   * another worker holds that role: its connections then never checkpoint (each worker running its
-   * own checkpoint thread cost ~8–12 MiB a worker, for work only one of them could do at a time).
+   * another worker holds that role (a checkpoint thread in each worker cost ~12 MiB a worker, for
+   * work only one of them could do at a time) and for short-lived users (the cluster primary's
+   * start-up, admin commands): their connections never checkpoint, and SQLite checkpoints the log
+   * itself when the last connection to the file closes.
    */
   checkpoints?: boolean;
 }
@@ -74,15 +76,11 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     }
     return insertMany(records);
   }, options.ledgerBusyLimitMs ?? busyTimeoutMs);
-  const runsCheckpoints = path !== ':memory:' && options.checkpoints !== false;
-  const checkpointer = runsCheckpoints ? startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }) : null;
-  // The other connection's rare writes (admin commands) leave checkpoints to the worker too, and a
-  // cluster worker without the role leaves them to the worker that has it.
-  if (checkpointer && ledgerDb !== db) db.pragma('wal_autocheckpoint = 0');
-  if (path !== ':memory:' && options.checkpoints === false) {
-    db.pragma('wal_autocheckpoint = 0');
-    ledgerDb.pragma('wal_autocheckpoint = 0');
-  }
+  const checkpointer = path !== ':memory:' && options.checkpoints !== false ? startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }) : null;
+  // Connections that do not run the checkpoints leave them to whoever does: here the main
+  // connection (its rare admin writes) beside the checkpointer, and both without the role.
+  if (checkpointer) db.pragma('wal_autocheckpoint = 0');
+  else if (options.checkpoints === false) for (const connection of new Set([db, ledgerDb])) connection.pragma('wal_autocheckpoint = 0');
   const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
