@@ -333,3 +333,35 @@ test('the hand-written check that skips zod on hot upstream bodies never accepts
   assert.equal(isPlainCompletion(usageChunk), true);
   assert.equal(isPlainCompletion({ ...chunk(0, 'Hi', 'stop'), usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }), true);
 });
+
+test('the hand-written check that skips zod on chat chunks never accepts what the chat schema refuses', async () => {
+  const fc = await import('fast-check');
+  const { isPlainChat, openaiChatSchema } = await import('../src/vendors/openai/openai-api.js');
+  const odd = fc.oneof(fc.constant(null), fc.constant(undefined), fc.integer({ min: -3, max: 3 }), fc.double(), fc.constant(2 ** 60), fc.string(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const count = fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: odd, weight: 1 });
+  const usage = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ prompt_tokens: count, completion_tokens: count, prompt_tokens_details: fc.oneof(odd, fc.record({ cached_tokens: count }, { requiredKeys: [] })) }, { requiredKeys: [] }), weight: 3 });
+  const content = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ role: fc.oneof(fc.constant('assistant'), odd), content: fc.oneof(fc.string(), odd), refusal: odd }, { requiredKeys: [] }), weight: 4 });
+  const choice = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ index: count, delta: content, message: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: content, weight: 1 }), logprobs: odd, finish_reason: fc.oneof(fc.constantFrom('stop', 'length'), odd) }, { requiredKeys: [] }), weight: 6 });
+  const body = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
+    choices: fc.oneof(fc.array(choice, { maxLength: 3 }), odd), usage,
+    error: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ message: fc.string() }), weight: 1 }),
+    x_groq: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ usage }), weight: 1 }),
+    system_fingerprint: fc.oneof(fc.string(), odd), id: fc.string(),
+  }, { requiredKeys: [] }), weight: 6 });
+  let fast = 0;
+  fc.assert(fc.property(body, (raw) => {
+    if (!isPlainChat(raw)) return true;
+    fast++;
+    return openaiChatSchema.safeParse(raw).success;
+  }), { numRuns: 20_000 });
+  assert.ok(fast > 300, `the fast path took only ${fast} bodies`);
+  // The shapes a chat stream sends: the role delta, a content delta, the finish, the usage chunk.
+  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', system_fingerprint: 'fp_1' };
+  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] }), true);
+  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs: null, finish_reason: null }] }), true);
+  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] }), true);
+  assert.equal(isPlainChat({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }), true);
+  // What it leaves to the schema: Groq's usage, an error chunk.
+  assert.equal(isPlainChat({ ...base, choices: [], x_groq: { usage: { prompt_tokens: 5 } } }), false);
+  assert.equal(isPlainChat({ error: { message: 'overloaded' } }), false);
+});

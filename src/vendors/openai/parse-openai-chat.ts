@@ -2,13 +2,13 @@
 import type { CallPart } from '../shared/call-part.js';
 import { upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
-import { openaiChatSchema, type OpenAIChat } from './openai-api.js';
+import { isPlainChat, openaiChatSchema, type OpenAIChat } from './openai-api.js';
 import { mapOpenAIFinishReason } from './map-openai-finish-reason.js';
 import { mapOpenAIUsage } from './map-openai-usage.js';
 import { openaiStreamParts } from './openai-stream-parts.js';
 
 export function chatResponseParts(vendor: string, text: string): CallPart[] {
-  const body = parseUpstreamJson(vendor, openaiChatSchema, text, 'a chat completion');
+  const body = parseUpstreamJson(vendor, openaiChatSchema, text, 'a chat completion', isPlainChat);
   if (body.error) throw upstreamStreamError(vendor, body.error.message ?? null);
   const parts: CallPart[] = [];
   if (body.system_fingerprint) parts.push({ type: 'metadata', systemFingerprint: body.system_fingerprint });
@@ -25,7 +25,7 @@ export function chatResponseParts(vendor: string, text: string): CallPart[] {
 
 export function chatStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncGenerator<CallPart[]> {
   return openaiStreamParts<OpenAIChat>(vendor, body, choiceCount, {
-    parse: (data) => parseUpstreamJson(vendor, openaiChatSchema, data, 'a broken stream chunk'),
+    parse: (data) => parseUpstreamJson(vendor, openaiChatSchema, data, 'a broken stream chunk', isPlainChat),
     choices(chunk, out) {
       for (const choice of chunk.choices ?? []) {
         const index = choice.index ?? 0;
