@@ -24,6 +24,23 @@ export const anthropicStreamEventSchema = z.object({
   error: errorSchema.nullish(),
 });
 
+const isNullOrString = (value: unknown) => value == null || typeof value === 'string';
+
+/**
+ * The hot stream event — a `content_block_delta` carrying text, nothing else set — checked by hand
+ * so it skips zod; every other event (and any doubt) goes through `anthropicStreamEventSchema`.
+ */
+export function isPlainAnthropicDelta(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const event = raw as Record<string, unknown>;
+  if (event.type !== 'content_block_delta' || event.message != null || event.content_block != null || event.usage != null || event.error != null) return false;
+  const delta = event.delta;
+  if (delta == null) return true;
+  if (typeof delta !== 'object' || Array.isArray(delta)) return false;
+  const { type, text, stop_reason: stopReason } = delta as Record<string, unknown>;
+  return isNullOrString(type) && isNullOrString(text) && isNullOrString(stopReason);
+}
+
 export const anthropicMessageSchema = z.object({
   content: z.array(z.object({ type: z.string(), text: z.string().nullish() })).nullish(),
   stop_reason: z.string().nullish(),

@@ -4,7 +4,7 @@ import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { VendorError } from '../vendor-error.js';
-import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
+import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, isPlainAnthropicDelta, type AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
 import { mapAnthropicUsage, mergeAnthropicUsage } from './map-anthropic-usage.js';
 
@@ -29,7 +29,7 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
   return decodeSseBody(vendor, body, {
     event(event, out) {
       if (done) return;
-      const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event');
+      const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event', isPlainAnthropicDelta);
       switch (data.type) {
         case 'message_start':
           if (data.message?.usage) {
