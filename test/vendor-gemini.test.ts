@@ -171,3 +171,29 @@ test('catalogue and enabling', () => {
   assert.ok(adapter.listModels().some((info) => info.id === 'gemini/gemini-2.5-pro' && info.contextWindow === 1_048_576));
   assert.match(createGeminiAdapter(testConfig({})) as string, /GEMINI_API_KEY/);
 });
+
+test('the hand-written check that skips zod on responses and stream chunks never accepts what the schema refuses', async () => {
+  const fc = await import('fast-check');
+  const { isPlainGeminiResponse, geminiResponseSchema } = await import('../src/vendors/gemini/gemini-api.js');
+  const odd = fc.oneof(fc.constant(null), fc.constant(undefined), fc.integer({ min: -3, max: 3 }), fc.double(), fc.constant(2 ** 60), fc.string(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const count = fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: odd, weight: 1 });
+  const part = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ text: fc.oneof(fc.string(), odd), thought: fc.oneof(fc.boolean(), odd) }, { requiredKeys: [] }), weight: 5 });
+  const content = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ parts: fc.oneof(fc.array(part, { maxLength: 3 }), odd), role: fc.constant('model') }, { requiredKeys: [] }), weight: 5 });
+  const candidate = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ content, finishReason: fc.oneof(fc.constantFrom('STOP', 'MAX_TOKENS'), odd), index: fc.nat() }, { requiredKeys: [] }), weight: 6 });
+  const usage = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ promptTokenCount: count, candidatesTokenCount: count, cachedContentTokenCount: count, thoughtsTokenCount: count, toolUsePromptTokenCount: count, totalTokenCount: count }, { requiredKeys: [] }), weight: 4 });
+  const body = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
+    candidates: fc.oneof(fc.array(candidate, { maxLength: 3 }), odd), usageMetadata: usage,
+    promptFeedback: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ blockReason: fc.oneof(fc.string(), odd) }, { requiredKeys: [] }), weight: 1 }),
+    error: fc.oneof({ arbitrary: fc.constant(undefined), weight: 6 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ message: fc.string(), code: fc.integer() }), weight: 1 }),
+    modelVersion: fc.string(),
+  }, { requiredKeys: [] }), weight: 6 });
+  let fast = 0;
+  fc.assert(fc.property(body, (raw) => {
+    if (!isPlainGeminiResponse(raw)) return true;
+    fast++;
+    return geminiResponseSchema.safeParse(raw).success;
+  }), { numRuns: 20_000 });
+  assert.ok(fast > 300, `the fast path took only ${fast} bodies`);
+  assert.equal(isPlainGeminiResponse({ candidates: [{ content: { parts: [{ text: 'Hi' }], role: 'model' }, index: 0 }], usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 1, totalTokenCount: 5 }, modelVersion: 'gemini-2.0-flash' }), true);
+  assert.equal(isPlainGeminiResponse({ error: { code: 429, message: 'quota', status: 'RESOURCE_EXHAUSTED' } }), false);
+});
