@@ -41,9 +41,10 @@ export function directGateway(mock: { process: BenchProcess; origin: string }): 
   return { name: 'direct', url: `${mock.origin}/v1/completions`, headers: {}, process: mock.process, startupMs: 0, stop: async () => {} };
 }
 
-export async function startFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
-  const floor = spawnProcess({ name: 'floor proxy', core, args: [here('./floor-proxy.js')], env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey }, ipc: true });
-  const { match, at } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
+/** `wrapper` and `nodeFlags` as for Tollgate (TollgateOptions). */
+export async function startFloor(core: number | null, mockOrigin: string, wrapper?: string[], nodeFlags: string[] = []): Promise<Gateway> {
+  const floor = spawnProcess({ name: 'floor proxy', core, args: [...nodeFlags, here('./floor-proxy.js')], env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey }, ipc: true, wrapper });
+  const { match, at } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, wrapper ? 300_000 : 15_000);
   return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: at - floor.spawnedAt, stop: () => floor.stop() };
 }
 
@@ -62,6 +63,8 @@ export interface TollgateOptions {
   config?: Record<string, unknown>;
   /** Parent directory of the fresh database (default the OS temp dir). */
   dbDir?: string;
+  /** A program that runs node (`valgrind …`, see spawnProcess); start-up may then take minutes. */
+  wrapper?: string[];
 }
 
 let defaultDbDir = tmpdir();
@@ -86,10 +89,10 @@ export async function startTollgate(options: TollgateOptions): Promise<Gateway> 
     env.TOLLGATE_CONFIG = join(dir, 'tollgate.json');
     writeFileSync(env.TOLLGATE_CONFIG, JSON.stringify(options.config));
   }
-  const tollgate = spawnProcess({ name: 'tollgate', core: options.core, args: [...(options.nodeFlags ?? []), options.entry ?? tollgateEntry, 'serve', '--workers', '1'], env });
+  const tollgate = spawnProcess({ name: 'tollgate', core: options.core, args: [...(options.nodeFlags ?? []), options.entry ?? tollgateEntry, 'serve', '--workers', '1'], env, wrapper: options.wrapper });
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
-    const { match, at } = await tollgate.waitFor(/Tollgate listening on (http:\/\/\S+)/, 60_000);
+    const { match, at } = await tollgate.waitFor(/Tollgate listening on (http:\/\/\S+)/, options.wrapper ? 600_000 : 60_000);
     const { match: keyMatch } = await tollgate.waitFor(/^\s*(tg_\S+)\s*$/m, 5_000);
     return {
       name: 'tollgate',

@@ -67,6 +67,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Open an IPC channel (our own scripts; they exit when it closes). */
   ipc?: boolean;
+  /** A program that runs node (`valgrind …`): the command line becomes `wrapper… node args…`. */
+  wrapper?: string[];
 }
 
 /** Output kept: the first 64 KB (the start banner) and a rolling tail, so a chatty child costs little to read. */
@@ -96,9 +98,10 @@ class BoundedOutput {
 
 export function spawnProcess(options: SpawnOptions): BenchProcess {
   const pinned = options.core !== null && tasksetAvailable;
-  // taskset execs node in place, so the pid is the node process's.
-  const command = pinned ? 'taskset' : process.execPath;
-  const args = pinned ? ['-c', String(options.core), process.execPath, ...options.args] : options.args;
+  // taskset (and valgrind) exec node in place, so the pid is the node process's.
+  const line = [...(options.wrapper ?? []), process.execPath, ...options.args];
+  if (pinned) line.unshift('taskset', '-c', String(options.core));
+  const [command, ...args] = line;
   const stdio: ('ignore' | 'pipe' | 'ipc')[] = ['ignore', 'pipe', 'pipe'];
   if (options.ipc) stdio.push('ipc');
   const spawnedAt = performance.now();
