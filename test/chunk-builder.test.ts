@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { ChunkBuilder, quote } from '../src/completions/chunk-builder.js';
+
+/** Any UTF-16 text, lone surrogate halves and control characters included. */
+const anyText = fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 40 }).map((codes) => String.fromCharCode(...codes));
+
+test('quote gives exactly what JSON.stringify gives, for any text', () => {
+  fc.assert(fc.property(anyText, (text) => quote(text) === JSON.stringify(text)), { numRuns: 20_000 });
+  for (const text of ['', ' word', 'say "hi"', 'a\\b', 'line\nbreak', '\u0000', '\ud83d\ude00', '\ud83d', '\u2028', '\u007f']) assert.equal(quote(text), JSON.stringify(text));
+});
+
+test('every chunk is one SSE event whose JSON is the text_completion chunk, across fingerprint changes', () => {
+  const finish = fc.constantFrom(null, 'stop', 'length');
+  const step = fc.oneof(
+    { arbitrary: fc.record({ kind: fc.constant('choice' as const), index: fc.nat({ max: 3 }), text: anyText, finish }), weight: 6 },
+    { arbitrary: fc.record({ kind: fc.constant('fingerprint' as const), fingerprint: fc.oneof(fc.constant(null), fc.string()) }), weight: 1 },
+  );
+  fc.assert(fc.property(fc.string(), fc.string(), fc.boolean(), fc.array(step, { maxLength: 12 }), (id, model, includeUsage, steps) => {
+    const builder = new ChunkBuilder(id, 1_700_000_000, model, includeUsage);
+    let fingerprint: string | null = null;
+    for (const each of steps) {
+      if (each.kind === 'fingerprint') {
+        builder.setFingerprint(each.fingerprint);
+        if (each.fingerprint) fingerprint = each.fingerprint;
+        continue;
+      }
+      const event = builder.choice(each.index, each.text, null, each.finish);
+      assert.ok(event.startsWith('data: ') && event.endsWith('\n\n') && !event.slice(0, -2).includes('\n'));
+      const expected: Record<string, unknown> = {
+        id, object: 'text_completion', created: 1_700_000_000,
+        choices: [{ text: each.text, index: each.index, logprobs: null, finish_reason: each.finish }],
+        model, system_fingerprint: fingerprint,
+      };
+      if (includeUsage) expected.usage = null;
+      assert.deepEqual(JSON.parse(event.slice(6)), expected);
+    }
+    const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, completion_tokens_details: { accepted_prediction_tokens: 0, audio_tokens: 0, reasoning_tokens: 0, rejected_prediction_tokens: 0 }, prompt_tokens_details: { audio_tokens: 0, cached_tokens: 0 } };
+    assert.deepEqual(JSON.parse(builder.usage(usage).slice(6)), { id, object: 'text_completion', created: 1_700_000_000, choices: [], model, system_fingerprint: fingerprint, usage });
+  }), { numRuns: 2_000 });
+});
+
+test('a chunk with logprobs carries them', () => {
+  const builder = new ChunkBuilder('cmpl-1', 1, 'openai/gpt-3.5-turbo-instruct', false);
+  const logprobs = { tokens: [' Hi'], token_logprobs: [-0.5], top_logprobs: [{ ' Hi': -0.5 }], text_offset: [0] };
+  const chunk = JSON.parse(builder.choice(1, ' Hi', logprobs, null).slice(6));
+  assert.deepEqual(chunk.choices, [{ text: ' Hi', index: 1, logprobs, finish_reason: null }]);
+});
