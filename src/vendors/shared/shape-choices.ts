@@ -81,11 +81,12 @@ export class ChoiceShaper {
       out.push({ type: 'text-delta', choice, text: echo });
     }
     if (part.type === 'text-delta') {
-      this.generated += part.text;
       if (!this.matchers) {
         out.push(choice === local ? part : { ...part, choice });
         return false;
       }
+      // Only a call with gateway stops can be abandoned and need this estimate (`closing`).
+      this.generated += part.text;
       const released = this.matchers[local].push(part.text);
       if (released.text) out.push({ type: 'text-delta', choice, text: released.text });
       if (!released.stopped) return false;
