@@ -8,7 +8,7 @@
  *
  *   node dist/bench/count-instructions.js [--baseline DIST] [--candidate DIST] [--mode stream|json]
  *        [--requests 3000] [--warmup 6000] [--connections 1] [--no-floor] [--env K=V,…]
- *        [--baseline-env K=V,…] [--breakdown]
+ *        [--baseline-env K=V,…] [--breakdown] [--drip-ms 2]
  *
  * Each target (the floor, the baseline when given, the candidate: this build unless named) runs
  * alone under `valgrind --tool=callgrind` with instrumentation off, takes `--warmup` requests (so
@@ -19,6 +19,8 @@
  * instructions a request of compiler work that changed from run to run; without it, two runs of
  * the floor agreed within 0.2%.
  * `--breakdown` adds where the instructions went (JSON, strings, GC, SQLite, JIT code, …).
+ * `--drip-ms N` has the mock send a stream's chunks N ms apart, as a model does, so each arrives
+ * in a read of its own (by default the mock writes a whole stream at once: one read).
  * Verdicts use the count without V8's optimising compilers: what they do in the counted stretch
  * depends on when V8's background threads got to run (10–33k instructions a request for the same
  * build); the rest of the count of one build agreed within 0.3% from run to run.
@@ -41,6 +43,7 @@ interface Options {
   connections: number;
   floor: boolean;
   breakdown: boolean;
+  dripMs: number;
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
 }
@@ -56,7 +59,7 @@ function parseEnv(text: string): Record<string, string> {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { baseline: null, candidate: null, mode: 'stream', requests: 3000, warmup: 6000, connections: 1, floor: true, breakdown: false, env: {}, baselineEnv: {} };
+  const options: Options = { baseline: null, candidate: null, mode: 'stream', requests: 3000, warmup: 6000, connections: 1, floor: true, breakdown: false, dripMs: 0, env: {}, baselineEnv: {} };
   for (let index = 0; index < argv.length; index++) {
     const value = () => {
       const next = argv[++index];
@@ -73,6 +76,7 @@ function parseArgs(argv: string[]): Options {
       case '--connections': options.connections = count(1, 64); break;
       case '--no-floor': options.floor = false; break;
       case '--breakdown': options.breakdown = true; break;
+      case '--drip-ms': options.dripMs = count(0, 1000); break;
       case '--env': options.env = parseEnv(value()); break;
       case '--baseline-env': options.baselineEnv = parseEnv(value()); break;
       default: throw new Error(`unknown option ${argv[index]} (see the comment at the top of bench/count-instructions.ts)`);
@@ -196,18 +200,20 @@ async function main(): Promise<void> {
   guardChildren();
   pinSelf(loadCore);
   const mock = await startMock(loadCore);
+  const upstream = options.dripMs > 0 ? `${mock.origin}/delay-${options.dripMs}` : mock.origin;
   const tollgateEnv = { ...process.env, HOST: '127.0.0.1' };
   const nodeFlags = ['--no-flush-bytecode', '--no-flush-baseline-code'];
   const log = (line: string) => process.stdout.write(`${line}\n`);
-  log(`count-instructions: ${options.mode}, ${options.connections} connection(s), ${options.warmup} warm-up + ${options.requests} counted requests per target, under callgrind`);
+  const drip = options.dripMs > 0 ? `, chunks ${options.dripMs} ms apart` : '';
+  log(`count-instructions: ${options.mode}${drip}, ${options.connections} connection(s), ${options.warmup} warm-up + ${options.requests} counted requests per target, under callgrind`);
   const results: Counted[] = [];
   try {
     if (options.floor) {
-      results.push(await count('floor', options, (wrapper) => startFloor(gatewayCore, mock.origin, wrapper, nodeFlags), process.env));
+      results.push(await count('floor', options, (wrapper) => startFloor(gatewayCore, upstream, wrapper, nodeFlags), process.env));
       log(`  floor      ${describe(results.at(-1)!)}`);
     }
     const tollgate = (label: string, entry: string | undefined, env: Record<string, string>) =>
-      count(label, options, (wrapper) => startTollgate({ core: gatewayCore, openaiBaseUrl: mock.origin, logLevel: 'warn', entry, env, wrapper, nodeFlags }), tollgateEnv);
+      count(label, options, (wrapper) => startTollgate({ core: gatewayCore, openaiBaseUrl: upstream, logLevel: 'warn', entry, env, wrapper, nodeFlags }), tollgateEnv);
     const floor = results.find((result) => result.label === 'floor');
     const ratio = (counted: Counted) => (floor ? `  (${(counted.steady / floor.steady).toFixed(2)}× floor)` : '');
     let baseline: Counted | null = null;

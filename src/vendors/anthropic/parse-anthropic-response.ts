@@ -21,7 +21,7 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
   return parts;
 }
 
-export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
+export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncIterableIterator<CallPart[]> {
   let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let sawDelta = false;

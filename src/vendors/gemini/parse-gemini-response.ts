@@ -50,7 +50,7 @@ export function geminiResponseParts(vendor: string, text: string, failure: Gemin
   return out;
 }
 
-export function geminiStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: GeminiFailure): AsyncGenerator<CallPart[]> {
+export function geminiStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: GeminiFailure): AsyncIterableIterator<CallPart[]> {
   const state: State = { finish: null, usage: null };
   return decodeSseBody(vendor, body, {
     event: (event, out) => consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk', isPlainGeminiResponse), state, failure, out),

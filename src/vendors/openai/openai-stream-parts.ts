@@ -25,7 +25,7 @@ export interface OpenAIStreamFormat<Chunk extends OpenAIStreamChunk> {
   usage(chunk: Chunk): Usage | null;
 }
 
-export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number, format: OpenAIStreamFormat<Chunk>): AsyncGenerator<CallPart[]> {
+export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number, format: OpenAIStreamFormat<Chunk>): AsyncIterableIterator<CallPart[]> {
   let usage: Usage | null = null;
   let fingerprintSent = false;
   const finished = new Set<number>();

@@ -23,7 +23,7 @@ export function chatResponseParts(vendor: string, text: string): CallPart[] {
   return parts;
 }
 
-export function chatStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncGenerator<CallPart[]> {
+export function chatStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncIterableIterator<CallPart[]> {
   return openaiStreamParts<OpenAIChat>(vendor, body, choiceCount, {
     parse: (data) => parseUpstreamJson(vendor, openaiChatSchema, data, 'a broken stream chunk', isPlainChat),
     choices(chunk, out) {

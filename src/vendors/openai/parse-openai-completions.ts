@@ -23,7 +23,7 @@ export function completionResponseParts(vendor: string, text: string): CallPart[
   return parts;
 }
 
-export function completionStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncGenerator<CallPart[]> {
+export function completionStreamParts(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number): AsyncIterableIterator<CallPart[]> {
   return openaiStreamParts<OpenAICompletion>(vendor, body, choiceCount, {
     parse: (data) => parseUpstreamJson(vendor, openaiCompletionSchema, data, 'a broken stream chunk', isPlainCompletion),
     choices(chunk, out) {

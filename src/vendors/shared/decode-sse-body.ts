@@ -3,6 +3,10 @@
  * batch of call parts per network read (one async step per read, whatever the number of events).
  * When a step throws mid-batch, the parts decoded before it are yielded first, so the client sees
  * exactly what it would have seen event by event.
+ *
+ * An iterator written by hand rather than an async generator: a stream takes one step through it
+ * per read of the model's output, and a generator's suspend-and-resume cost more than the step's
+ * own work (see upstream-body-chunks.ts). Leaving early (`return`) or a failure closes the body.
  */
 import type { CallPart } from './call-part.js';
 import { SseEventReader, type SseEvent } from './sse-event-reader.js';
@@ -14,25 +18,77 @@ export interface EventDecoder {
   end(out: CallPart[]): void;
 }
 
-export async function* decodeSseBody(vendor: string, chunks: AsyncIterable<Buffer>, decoder: EventDecoder): AsyncGenerator<CallPart[]> {
-  const reader = new SseEventReader(vendor);
-  for await (const chunk of chunks) {
-    const out: CallPart[] = [];
-    try {
-      for (const event of reader.feed(chunk)) decoder.event(event, out);
-    } catch (error) {
-      if (out.length > 0) yield out;
-      throw error;
+export function decodeSseBody(vendor: string, chunks: AsyncIterable<Buffer>, decoder: EventDecoder): AsyncIterableIterator<CallPart[]> {
+  return new SseBodyDecoder(new SseEventReader(vendor), chunks[Symbol.asyncIterator](), decoder);
+}
+
+const finished: IteratorResult<CallPart[]> = Object.freeze({ value: undefined, done: true });
+
+class SseBodyDecoder implements AsyncIterableIterator<CallPart[]> {
+  private readonly reader: SseEventReader;
+  private readonly source: AsyncIterator<Buffer>;
+  private readonly decoder: EventDecoder;
+  /** No more batches: the body ended, failed, or the consumer left. */
+  private closed = false;
+  /** A decoding failure to throw at the next call, after the parts decoded before it went out. */
+  private deferred: { error: unknown } | null = null;
+
+  constructor(reader: SseEventReader, source: AsyncIterator<Buffer>, decoder: EventDecoder) {
+    this.reader = reader;
+    this.source = source;
+    this.decoder = decoder;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<CallPart[]>> {
+    const deferred = this.deferred;
+    if (deferred) {
+      this.deferred = null;
+      await this.closeSource();
+      throw deferred.error;
     }
-    if (out.length > 0) yield out;
+    while (!this.closed) {
+      let result: IteratorResult<Buffer>;
+      try {
+        result = await this.source.next();
+      } catch (error) {
+        this.closed = true; // the body's own failure: it has already closed itself
+        throw error;
+      }
+      const out: CallPart[] = [];
+      try {
+        if (result.done) {
+          this.closed = true;
+          for (const event of this.reader.end()) this.decoder.event(event, out);
+          this.decoder.end(out);
+        } else {
+          for (const event of this.reader.feed(result.value)) this.decoder.event(event, out);
+        }
+      } catch (error) {
+        this.closed = true;
+        if (out.length > 0) {
+          this.deferred = { error };
+          return { value: out, done: false };
+        }
+        await this.closeSource();
+        throw error;
+      }
+      if (out.length > 0) return { value: out, done: false };
+    }
+    return finished;
   }
-  const out: CallPart[] = [];
-  try {
-    for (const event of reader.end()) decoder.event(event, out);
-    decoder.end(out);
-  } catch (error) {
-    if (out.length > 0) yield out;
-    throw error;
+
+  async return(): Promise<IteratorResult<CallPart[]>> {
+    this.deferred = null;
+    this.closed = true;
+    await this.closeSource();
+    return finished;
   }
-  if (out.length > 0) yield out;
+
+  private async closeSource(): Promise<void> {
+    await this.source.return?.();
+  }
 }

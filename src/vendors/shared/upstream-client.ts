@@ -11,6 +11,7 @@ import { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
+import { UpstreamBodyChunks } from './upstream-body-chunks.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -148,29 +149,12 @@ export class UpstreamClient {
    * The body as chunks, mapping transport failures; stopping early destroys the socket. The
    * whole-answer deadline ends at the first chunk carrying an SSE `data:` field (comments do not count).
    */
-  async *chunks(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<Buffer> {
-    const exchange = response.body;
-    try {
-      for (;;) {
-        await exchange.changed();
-        for (const chunk of exchange.take()) {
-          if (response.deadline && !response.deadline.cleared && chunk.includes('data:')) response.deadline.clear();
-          yield chunk;
-        }
-        if (exchange.failure) throw exchange.failure;
-        if (exchange.done) return;
-      }
-    } catch (error) {
-      throw this.bodyFailure(response, signal, error);
-    } finally {
-      response.deadline?.release();
-      // Only when the body was left unfinished: an Error captures a stack, which costs more than
-      // the rest of this generator on a stream that ended normally.
-      if (!exchange.done) exchange.abort(new Error('the gateway stopped reading this response'));
-    }
+  chunks(response: UpstreamResponse, signal: AbortSignal): AsyncIterableIterator<Buffer> {
+    return new UpstreamBodyChunks(response, signal, this);
   }
 
-  private bodyFailure(response: UpstreamResponse, signal: AbortSignal, error: unknown): unknown {
+  /** What a failure while reading a body becomes: the client's abort, the deadline's timeout, or a mapped transport error. */
+  bodyFailure(response: UpstreamResponse, signal: AbortSignal, error: unknown): unknown {
     if (signal.aborted) return abortReason(signal);
     if (response.deadline?.expired) return response.deadline.error;
     if (error instanceof VendorError) return error;
