@@ -20,7 +20,9 @@
  * the floor agreed within 0.2%.
  * `--breakdown` adds where the instructions went (JSON, strings, GC, SQLite, JIT code, …).
  * `--drip-ms N` has the mock send a stream's chunks N ms apart, as a model does, so each arrives
- * in a read of its own (by default the mock writes a whole stream at once: one read).
+ * in a read of its own (by default the mock writes a whole stream at once: one read). That count
+ * is only indicative: how reads coalesce and when GC runs then depend on timing under valgrind
+ * (two runs of near-identical builds differed by ~7%, at 16 connections with 20 ms apart).
  * Verdicts use the count without V8's optimising compilers: what they do in the counted stretch
  * depends on when V8's background threads got to run (10–33k instructions a request for the same
  * build); the rest of the count of one build agreed within 0.3% from run to run.
