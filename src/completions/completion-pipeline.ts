@@ -105,35 +105,30 @@ export class CompletionRun {
   /**
    * Generates batches of parts. A retryable failure before the first batch moves on to the next
    * fallback target; after the first batch, errors propagate (they become stream error events).
+   * Every batch is metered before it is handed out.
    */
-  async *generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
-    const parsed = this.parsed!;
+  generate(signal: AbortSignal): AsyncIterableIterator<StreamPart[]> {
+    return new Generation(this, signal);
+  }
+
+  /** Called once, at the first step of generation: from here the request may use tokens. */
+  startGeneration(): void {
     this.generationStarted = true;
     this.generationStartedAt = performance.now();
-    const meter = this.meter;
-    for (;;) {
-      const target = this.target!;
-      let iterator: AsyncIterator<StreamPart[]>;
-      let first: IteratorResult<StreamPart[]>;
-      try {
-        iterator = target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId, plan: target.plan })[Symbol.asyncIterator]();
-        first = await iterator.next();
-      } catch (error) {
-        const next = !signal.aborted && error instanceof VendorError && error.retryable ? this.nextFallback(parsed) : null;
-        if (!next) throw error;
-        this.target = next;
-        continue;
-      }
-      if (first.done) return;
-      for (const part of first.value) meter.observe(part);
-      yield first.value;
-      for (;;) {
-        const result = await iterator.next();
-        if (result.done) return;
-        for (const part of result.value) meter.observe(part);
-        yield result.value;
-      }
-    }
+  }
+
+  /** The current target's adapter stream. */
+  openTarget(signal: AbortSignal): AsyncIterator<StreamPart[]> {
+    const target = this.target!;
+    return target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId, plan: target.plan })[Symbol.asyncIterator]();
+  }
+
+  /** After a failure before the first batch: moves to the next fallback target when the failure allows one; false when not. */
+  fallBack(error: unknown, signal: AbortSignal): boolean {
+    const next = !signal.aborted && error instanceof VendorError && error.retryable ? this.nextFallback(this.parsed!) : null;
+    if (!next) return false;
+    this.target = next;
+    return true;
   }
 
   private nextFallback(parsed: ParsedCompletionRequest): Target | null {
@@ -189,6 +184,75 @@ export class CompletionRun {
 
   get isFinished(): boolean {
     return this.finished;
+  }
+}
+
+const generationDone: IteratorResult<StreamPart[]> = Object.freeze({ value: undefined, done: true });
+
+/**
+ * A run's generation as an iterator written by hand rather than an async generator: a stream takes
+ * one step through it per read of the model's output, and a generator's suspend-and-resume per
+ * step cost more than the step's own work (see upstream-body-chunks.ts). Leaving early (`return`)
+ * also closes the adapter's stream, so its upstream request ends with it.
+ */
+class Generation implements AsyncIterableIterator<StreamPart[]> {
+  private readonly run: CompletionRun;
+  private readonly signal: AbortSignal;
+  private iterator: AsyncIterator<StreamPart[]> | null = null;
+  private started = false;
+  private closed = false;
+
+  constructor(run: CompletionRun, signal: AbortSignal) {
+    this.run = run;
+    this.signal = signal;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<StreamPart[]>> {
+    if (this.closed) return generationDone;
+    let result: IteratorResult<StreamPart[]>;
+    try {
+      result = this.iterator ? await this.iterator.next() : await this.first();
+    } catch (error) {
+      this.closed = true;
+      throw error;
+    }
+    if (result.done) {
+      this.closed = true;
+      return generationDone;
+    }
+    const meter = this.run.meter;
+    for (const part of result.value) meter.observe(part);
+    return result;
+  }
+
+  async return(): Promise<IteratorResult<StreamPart[]>> {
+    this.closed = true;
+    const iterator = this.iterator;
+    this.iterator = null;
+    await iterator?.return?.();
+    return generationDone;
+  }
+
+  /** The first batch, moving through the fallback targets while the failures allow it. */
+  private async first(): Promise<IteratorResult<StreamPart[]>> {
+    if (!this.started) {
+      this.started = true;
+      this.run.startGeneration();
+    }
+    for (;;) {
+      try {
+        const iterator = this.run.openTarget(this.signal);
+        const first = await iterator.next();
+        this.iterator = iterator;
+        return first;
+      } catch (error) {
+        if (!this.run.fallBack(error, this.signal)) throw error;
+      }
+    }
   }
 }
 
