@@ -1,7 +1,7 @@
 /**
  * The one pipeline every adapter's `stream` ends in: each planned upstream call is retried (before
  * its first output), shaped (echo, stops, global indexes), and all calls are merged concurrently.
- * Retry and shaping share one generator per call, so a batch crosses as few async layers as it can.
+ * Retry and shaping share one iterator per call, so a batch crosses as few async layers as it can.
  */
 import type { StreamPart } from '../types.js';
 import { sleep } from './abort.js';
@@ -27,34 +27,95 @@ export function runUpstreamCalls(calls: readonly PlannedCall[], options: RunOpti
 
 /**
  * One call: retried only while nothing the client could see has come out (usage-progress does not
- * count), shaped batch by batch, and abandoned — its socket destroyed by leaving the loop — once
+ * count), shaped batch by batch, and abandoned — its socket destroyed by closing its parts — once
  * every choice hit a gateway stop, with the usage estimate sent last.
  */
-async function* runCall(call: PlannedCall, retry: RetryOptions, signal: AbortSignal): AsyncGenerator<StreamPart[]> {
-  const shaper = new ChoiceShaper(call);
-  for (let attempt = 0; ; attempt++) {
-    let output = false;
-    let last: StreamPart[] | null = null;
-    try {
-      for await (const batch of call.run(signal)) {
-        if (!output && batch.some((part) => part.type !== 'usage-progress')) output = true;
-        const shaped = shaper.shape(batch);
-        if (shaper.abandoned) {
-          last = shaped;
-          break;
+function runCall(call: PlannedCall, retry: RetryOptions, signal: AbortSignal): AsyncIterableIterator<StreamPart[]> {
+  return new CallRun(call, retry, signal);
+}
+
+const callDone: IteratorResult<StreamPart[]> = Object.freeze({ value: undefined, done: true });
+
+/**
+ * `runCall` as an iterator written by hand rather than an async generator: a stream takes one step
+ * through it per read of the model's output, and a generator's suspend-and-resume per step cost
+ * more than the step's own work (see upstream-body-chunks.ts).
+ */
+class CallRun implements AsyncIterableIterator<StreamPart[]> {
+  private readonly call: PlannedCall;
+  private readonly retry: RetryOptions;
+  private readonly signal: AbortSignal;
+  private readonly shaper: ChoiceShaper;
+  /** The current attempt's parts; null before an attempt starts. */
+  private source: AsyncIterator<CallPart[]> | null = null;
+  private attempt = 0;
+  /** Whether this attempt produced anything the client could see. */
+  private output = false;
+  private closed = false;
+
+  constructor(call: PlannedCall, retry: RetryOptions, signal: AbortSignal) {
+    this.call = call;
+    this.retry = retry;
+    this.signal = signal;
+    this.shaper = new ChoiceShaper(call);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<StreamPart[]>> {
+    const shaper = this.shaper;
+    while (!this.closed) {
+      let shaped: StreamPart[];
+      try {
+        this.source ??= this.call.run(this.signal)[Symbol.asyncIterator]();
+        const result = await this.source.next();
+        if (result.done) {
+          this.closed = true;
+          return callDone;
         }
-        if (shaped.length > 0) yield shaped;
+        const batch = result.value;
+        if (!this.output && batch.some((part) => part.type !== 'usage-progress')) this.output = true;
+        shaped = shaper.shape(batch);
+      } catch (error) {
+        await this.closeSource();
+        const delay = retryAfterFailure(error, this.attempt, this.output, this.retry, this.signal);
+        if (delay === null) {
+          this.closed = true;
+          throw error;
+        }
+        this.attempt++;
+        this.output = false;
+        try {
+          await sleep(delay, this.signal);
+        } catch (aborted) {
+          this.closed = true;
+          throw aborted;
+        }
+        continue;
       }
-    } catch (error) {
-      const delay = retryAfterFailure(error, attempt, output, retry, signal);
-      if (delay === null) throw error;
-      await sleep(delay, signal);
-      continue;
+      if (shaper.abandoned) {
+        // Every choice stopped: closing the parts ends the upstream request; the estimate goes last.
+        this.closed = true;
+        await this.closeSource();
+        shaped.push(...shaper.closing());
+        return shaped.length > 0 ? { value: shaped, done: false } : callDone;
+      }
+      if (shaped.length > 0) return { value: shaped, done: false };
     }
-    if (last) {
-      last.push(...shaper.closing());
-      if (last.length > 0) yield last;
-    }
-    return;
+    return callDone;
+  }
+
+  async return(): Promise<IteratorResult<StreamPart[]>> {
+    this.closed = true;
+    await this.closeSource();
+    return callDone;
+  }
+
+  private async closeSource(): Promise<void> {
+    const source = this.source;
+    this.source = null;
+    await source?.return?.();
   }
 }
