@@ -2,7 +2,7 @@
  * Instructions per request under callgrind, for changes too small for a noisy machine's timings.
  * Valgrind counts the instructions the target executes (all its threads: JIT, GC, SQLite's), not
  * seconds, so the count for the same build and load barely moves whatever else the machine does:
- * two runs of one build agree within ~2–3% where timed slices differ by 10%. Instructions are not
+ * runs of one build agree within ~1.5% where timed slices differ by 10%. Instructions are not
  * time (a cache miss costs no instruction), so a change this shows should still be confirmed by
  * `compare-builds` or a full run; what it settles quickly is whether a change removes work.
  *
@@ -25,7 +25,7 @@
  * (two runs of near-identical builds differed by ~7%, at 16 connections with 20 ms apart).
  * Verdicts use the count without V8's optimising compilers: what they do in the counted stretch
  * depends on when V8's background threads got to run (10–33k instructions a request for the same
- * build); the rest of the count of one build agreed within 0.3% from run to run.
+ * build); the rest of the count of one build moved by at most ~1.5% over five runs.
  * Needs valgrind (Debian's package); each target takes about a minute.
  */
 import { spawnSync } from 'node:child_process';
