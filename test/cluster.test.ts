@@ -128,6 +128,8 @@ describe('two workers, one SQLite checkpointer', () => {
       }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
       assert.deepEqual([...new Set(await send(20))], [200]);
       // Both workers started (the primary announces only then), and only one of them took the role.
+      // A worker's log lines reach the primary's stdout when its logger flushes: wait for the line.
+      await waitFor(() => checkpointers().length > 0, 'a worker says it runs the checkpoints');
       const first = checkpointers();
       assert.equal(first.length, 1, `one checkpointing worker:\n${logged.stdout()}`);
       process.kill(first[0], 'SIGKILL');
@@ -139,6 +141,10 @@ describe('two workers, one SQLite checkpointer', () => {
       // it, the killed one included. (Its last log lines are not: they were still in its buffer.)
       const { totals } = await ledger.queryUsage({});
       assert.equal(totals.requests, 40);
+      // Once the gateway has stopped (every logger flushed): still only those two ever held the role.
+      logged.child.kill('SIGTERM');
+      await logged.exited;
+      assert.deepEqual(checkpointers(), [first[0], second]);
     } finally {
       await ledger.close();
       if (logged.child.exitCode === null) {
