@@ -12,11 +12,11 @@
  * the medians over slices: requests/s, CPU and GC µs per request, latency p50/p99, and the
  * candidate's change in percent.
  */
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkGateway, gatewayCore, loadCore, startMock, startTollgate, type Gateway } from './gateways.js';
 import { startLoadClient } from './load-client.js';
 import { measureCell, type Cell, type Mode } from './matrix.js';
+import { entryOf, parseEnv } from './build-options.js';
 import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
 
 interface Options {
@@ -28,16 +28,6 @@ interface Options {
   connections: number;
   baselineEnv: Record<string, string>;
   env: Record<string, string>;
-}
-
-function parseEnv(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of text.split(',').filter(Boolean)) {
-    const equals = pair.indexOf('=');
-    if (equals <= 0) throw new Error(`not K=V: ${pair}`);
-    env[pair.slice(0, equals)] = pair.slice(equals + 1);
-  }
-  return env;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -72,11 +62,6 @@ const median = (values: number[]) => {
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
-  const entryOf = (dist: string) => {
-    const entry = resolve(dist, 'src/main.js');
-    if (!existsSync(entry)) throw new Error(`${entry} does not exist: give a built dist directory`);
-    return entry;
-  };
   const baselineEntry = entryOf(options.baseline);
   const candidateEntry = options.candidate ? entryOf(options.candidate) : undefined;
   guardChildren();

@@ -29,11 +29,12 @@
  * Needs valgrind (Debian's package); each target takes about a minute.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { checkGateway, completionBody, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway } from './gateways.js';
+import { entryOf, parseEnv } from './build-options.js';
 import { guardChildren, killAll, pinSelf } from './processes.js';
 
 interface Options {
@@ -48,16 +49,6 @@ interface Options {
   dripMs: number;
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
-}
-
-function parseEnv(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of text.split(',').filter(Boolean)) {
-    const equals = pair.indexOf('=');
-    if (equals <= 0) throw new Error(`not K=V: ${pair}`);
-    env[pair.slice(0, equals)] = pair.slice(equals + 1);
-  }
-  return env;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -194,11 +185,6 @@ function describe(counted: Counted): string {
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   if (spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status !== 0) throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
-  const entryOf = (dist: string) => {
-    const entry = resolve(dist, 'src/main.js');
-    if (!existsSync(entry)) throw new Error(`${entry} does not exist: give a built dist directory`);
-    return entry;
-  };
   guardChildren();
   pinSelf(loadCore);
   const mock = await startMock(loadCore);

@@ -79,7 +79,6 @@ export function quote(text: string): string {
  * one: converting a string to a number flattens it in V8 (the trick pino's `flatstr` uses).
  */
 function flat(text: string): string {
-  // eslint-disable-next-line @typescript-eslint/no-unused-expressions
   Number(text);
   return text;
 }

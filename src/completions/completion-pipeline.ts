@@ -199,7 +199,6 @@ class Generation implements AsyncIterableIterator<StreamPart[]> {
   private readonly run: CompletionRun;
   private readonly signal: AbortSignal;
   private iterator: AsyncIterator<StreamPart[]> | null = null;
-  private started = false;
   private closed = false;
 
   constructor(run: CompletionRun, signal: AbortSignal) {
@@ -237,12 +236,9 @@ class Generation implements AsyncIterableIterator<StreamPart[]> {
     return generationDone;
   }
 
-  /** The first batch, moving through the fallback targets while the failures allow it. */
+  /** The first batch, moving through the fallback targets while the failures allow it (runs once: afterwards there is an iterator, or the generation is closed). */
   private async first(): Promise<IteratorResult<StreamPart[]>> {
-    if (!this.started) {
-      this.started = true;
-      this.run.startGeneration();
-    }
+    this.run.startGeneration();
     for (;;) {
       try {
         const iterator = this.run.openTarget(this.signal);

@@ -1,5 +1,6 @@
 /** A limited, tolerant version of the Anthropic Messages API schemas: only the fields the gateway reads. */
 import { z } from 'zod';
+import { isNullOrString, isRecord } from '../shared/plain-values.js';
 
 const count = z.number().int().nonnegative();
 
@@ -24,21 +25,16 @@ export const anthropicStreamEventSchema = z.object({
   error: errorSchema.nullish(),
 });
 
-const isNullOrString = (value: unknown) => value == null || typeof value === 'string';
-
 /**
  * The hot stream event — a `content_block_delta` carrying text, nothing else set — checked by hand
  * so it skips zod; every other event (and any doubt) goes through `anthropicStreamEventSchema`.
  */
 export function isPlainAnthropicDelta(raw: unknown): boolean {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
-  const event = raw as Record<string, unknown>;
-  if (event.type !== 'content_block_delta' || event.message != null || event.content_block != null || event.usage != null || event.error != null) return false;
-  const delta = event.delta;
+  if (!isRecord(raw)) return false;
+  if (raw.type !== 'content_block_delta' || raw.message != null || raw.content_block != null || raw.usage != null || raw.error != null) return false;
+  const delta = raw.delta;
   if (delta == null) return true;
-  if (typeof delta !== 'object' || Array.isArray(delta)) return false;
-  const { type, text, stop_reason: stopReason } = delta as Record<string, unknown>;
-  return isNullOrString(type) && isNullOrString(text) && isNullOrString(stopReason);
+  return isRecord(delta) && isNullOrString(delta.type) && isNullOrString(delta.text) && isNullOrString(delta.stop_reason);
 }
 
 export const anthropicMessageSchema = z.object({

@@ -1,5 +1,6 @@
 /** A limited, tolerant version of the Gemini generateContent schemas: only the fields the gateway reads. */
 import { z } from 'zod';
+import { hasCounts, isNullOrBoolean, isNullOrString, isRecord } from '../shared/plain-values.js';
 
 const count = z.number().int().nonnegative();
 
@@ -39,20 +40,17 @@ export const geminiResponseSchema = z.object({
 
 export type GeminiResponse = z.infer<typeof geminiResponseSchema>;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isNullOr = (value: unknown, type: 'string' | 'boolean') => value == null || typeof value === type;
-const isCount = (value: unknown) => value == null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0);
 const usageCounts = ['promptTokenCount', 'candidatesTokenCount', 'cachedContentTokenCount', 'thoughtsTokenCount', 'toolUsePromptTokenCount'] as const;
 
 function isPlainCandidate(candidate: unknown): boolean {
-  if (!isRecord(candidate) || !isNullOr(candidate.finishReason, 'string')) return false;
+  if (!isRecord(candidate) || !isNullOrString(candidate.finishReason)) return false;
   const content = candidate.content;
   if (content == null) return true;
   if (!isRecord(content)) return false;
   const parts = content.parts;
   if (parts == null) return true;
   if (!Array.isArray(parts)) return false;
-  for (const part of parts) if (!isRecord(part) || !isNullOr(part.text, 'string') || !isNullOr(part.thought, 'boolean')) return false;
+  for (const part of parts) if (!isRecord(part) || !isNullOrString(part.text) || !isNullOrBoolean(part.thought)) return false;
   return true;
 }
 
@@ -63,12 +61,8 @@ function isPlainCandidate(candidate: unknown): boolean {
 export function isPlainGeminiResponse(raw: unknown): boolean {
   if (!isRecord(raw) || raw.error != null) return false;
   const feedback = raw.promptFeedback;
-  if (feedback != null && (!isRecord(feedback) || !isNullOr(feedback.blockReason, 'string'))) return false;
-  const usage = raw.usageMetadata;
-  if (usage != null) {
-    if (!isRecord(usage)) return false;
-    for (const field of usageCounts) if (!isCount(usage[field])) return false;
-  }
+  if (feedback != null && (!isRecord(feedback) || !isNullOrString(feedback.blockReason))) return false;
+  if (!hasCounts(raw.usageMetadata, usageCounts)) return false;
   const candidates = raw.candidates;
   if (candidates == null) return true;
   if (!Array.isArray(candidates)) return false;

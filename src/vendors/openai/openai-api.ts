@@ -3,6 +3,7 @@
  * optional fields nullable, unknown fields ignored. OpenAI-compatible servers share these.
  */
 import { z } from 'zod';
+import { hasCounts, isCount, isNullOrString, isRecord } from '../shared/plain-values.js';
 
 const count = z.number().int().nonnegative();
 
@@ -54,19 +55,6 @@ export const openaiCompletionSchema = z.object({
 
 export type OpenAICompletion = z.infer<typeof openaiCompletionSchema>;
 
-// Safe integers, as zod 4's `.int()` requires.
-const isNonNegativeInteger = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isCount = (value: unknown) => value == null || isNonNegativeInteger(value);
-
-/** An object whose listed fields are all absent, null or non-negative integers (others are ignored, as zod does). */
-function hasCounts(value: unknown, fields: readonly string[]): boolean {
-  if (value == null) return true;
-  if (typeof value !== 'object' || Array.isArray(value)) return false;
-  const record = value as Record<string, unknown>;
-  for (const field of fields) if (!isCount(record[field])) return false;
-  return true;
-}
-
 const usageCounts = ['prompt_tokens', 'completion_tokens', 'prompt_cache_hit_tokens'] as const;
 const promptDetailCounts = ['cached_tokens', 'audio_tokens'] as const;
 const completionDetailCounts = ['reasoning_tokens', 'audio_tokens', 'accepted_prediction_tokens', 'rejected_prediction_tokens'] as const;
@@ -80,26 +68,28 @@ export function isPlainUsage(raw: unknown): boolean {
 }
 
 /**
+ * The envelope both OpenAI formats share: no error, usage plain or absent, a string fingerprint,
+ * and `choices` an array of objects that each pass `isPlainChoice`.
+ */
+function isPlainEnvelope(chunk: Record<string, unknown>, isPlainChoice: (choice: Record<string, unknown>) => boolean): boolean {
+  if (chunk.error != null || !isPlainUsage(chunk.usage) || !isNullOrString(chunk.system_fingerprint)) return false;
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) if (!isRecord(choice) || !isPlainChoice(choice)) return false;
+  return true;
+}
+
+function isPlainCompletionChoice(choice: Record<string, unknown>): boolean {
+  return isCount(choice.index) && isNullOrString(choice.text) && choice.logprobs == null && isNullOrString(choice.finish_reason);
+}
+
+/**
  * The common completion body or stream chunk — text choices without logprobs, no error, usage
  * optional — checked by hand so the hot path skips zod. Anything else (or any doubt) goes through
  * `openaiCompletionSchema`.
  */
 export function isPlainCompletion(raw: unknown): boolean {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
-  const chunk = raw as Record<string, unknown>;
-  if (chunk.error != null || !isPlainUsage(chunk.usage)) return false;
-  if (chunk.system_fingerprint != null && typeof chunk.system_fingerprint !== 'string') return false;
-  const choices = chunk.choices;
-  if (!Array.isArray(choices)) return false;
-  for (const choice of choices) {
-    if (typeof choice !== 'object' || choice === null || Array.isArray(choice)) return false;
-    const { index, text, logprobs, finish_reason: finish } = choice as Record<string, unknown>;
-    if (index != null && !isNonNegativeInteger(index)) return false;
-    if (text != null && typeof text !== 'string') return false;
-    if (logprobs != null) return false;
-    if (finish != null && typeof finish !== 'string') return false;
-  }
-  return true;
+  return isRecord(raw) && isPlainEnvelope(raw, isPlainCompletionChoice);
 }
 
 export const openaiChatSchema = z.object({
@@ -124,10 +114,11 @@ export type OpenAIChat = z.infer<typeof openaiChatSchema>;
 
 /** A chat `message` or `delta`: absent, or an object whose `content` is absent, null or a string. */
 function isPlainContent(value: unknown): boolean {
-  if (value == null) return true;
-  if (typeof value !== 'object' || Array.isArray(value)) return false;
-  const content = (value as Record<string, unknown>).content;
-  return content == null || typeof content === 'string';
+  return value == null || (isRecord(value) && isNullOrString(value.content));
+}
+
+function isPlainChatChoice(choice: Record<string, unknown>): boolean {
+  return isCount(choice.index) && isPlainContent(choice.message) && isPlainContent(choice.delta) && isNullOrString(choice.finish_reason);
 }
 
 /**
@@ -136,20 +127,7 @@ function isPlainContent(value: unknown): boolean {
  * chunk). Anything else goes through `openaiChatSchema`.
  */
 export function isPlainChat(raw: unknown): boolean {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
-  const chunk = raw as Record<string, unknown>;
-  if (chunk.error != null || chunk.x_groq != null || !isPlainUsage(chunk.usage)) return false;
-  if (chunk.system_fingerprint != null && typeof chunk.system_fingerprint !== 'string') return false;
-  const choices = chunk.choices;
-  if (!Array.isArray(choices)) return false;
-  for (const choice of choices) {
-    if (typeof choice !== 'object' || choice === null || Array.isArray(choice)) return false;
-    const { index, message, delta, finish_reason: finish } = choice as Record<string, unknown>;
-    if (index != null && !isNonNegativeInteger(index)) return false;
-    if (!isPlainContent(message) || !isPlainContent(delta)) return false;
-    if (finish != null && typeof finish !== 'string') return false;
-  }
-  return true;
+  return isRecord(raw) && raw.x_groq == null && isPlainEnvelope(raw, isPlainChatChoice);
 }
 
 /** `{error: {message}}` (OpenAI), `{error: "…"}` (Ollama), `{message}` / `{detail}` (vLLM, others). */
