@@ -9,6 +9,7 @@
  * instructions a 20-chunk stream, in `Buffer.byteLength` of the response).
  */
 import type { FinishReason } from '../vendors/types.js';
+import { flat } from '../vendors/shared/flat-string.js';
 import type { ChoiceLogprobs, CompletionUsage } from './completion-objects.js';
 
 export class ChunkBuilder {
@@ -72,13 +73,4 @@ export function quote(text: string): string {
     if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
   }
   return `"${text}"`;
-}
-
-/**
- * The same string, made flat (one buffer) now rather than each time it is copied into a larger
- * one: converting a string to a number flattens it in V8 (the trick pino's `flatstr` uses).
- */
-function flat(text: string): string {
-  Number(text);
-  return text;
 }

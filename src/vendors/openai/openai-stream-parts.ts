@@ -5,10 +5,14 @@
  * dedicated last chunk (include_usage) or, on some servers, cumulatively on several chunks, so the
  * last one seen is yielded once, at the end, never double counted. A missing `[DONE]` is tolerated
  * only when every choice already finished.
+ *
+ * A chunk laid out like an earlier one except for its text is read without parsing
+ * (`RepeatedChunkLayouts`); every other chunk is parsed and validated.
  */
 import type { CallPart } from '../shared/call-part.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
+import { RepeatedChunkLayouts, type DecodedDelta } from '../shared/repeated-chunk-layout.js';
 import type { Usage } from '../types.js';
 
 export interface OpenAIStreamChunk {
@@ -30,14 +34,27 @@ export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: strin
   let fingerprintSent = false;
   const finished = new Set<number>();
   let done = false;
+  const layouts = new RepeatedChunkLayouts();
+  const decode = (data: string): DecodedDelta => {
+    const chunk = format.parse(data);
+    const parts: CallPart[] = [];
+    format.choices(chunk, parts);
+    return soleDelta(chunk, parts, 0, format);
+  };
   return decodeSseBody(vendor, body, {
     event(event, out) {
       if (done) return;
-      if (event.data === '[DONE]') {
+      const data = event.data;
+      if (data === '[DONE]') {
         done = true;
         return;
       }
-      const chunk = format.parse(event.data);
+      const text = layouts.match(data);
+      if (text !== undefined) {
+        if (text.length > 0) out.push({ type: 'text-delta', choice: layouts.matchedChoice, text });
+        return;
+      }
+      const chunk = format.parse(data);
       if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
       if (chunk.system_fingerprint && !fingerprintSent) {
         fingerprintSent = true;
@@ -50,10 +67,24 @@ export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: strin
         if (part.type === 'finish') finished.add(part.choice);
       }
       usage = format.usage(chunk) ?? usage;
+      if (layouts.learning) {
+        const delta = soleDelta(chunk, out, from, format);
+        if (delta.choice >= 0) layouts.learn(data, delta.choice, delta.text, decode);
+      }
     },
     end(out) {
       if (!done && finished.size < choiceCount) throw malformedUpstream(vendor, 'a stream that ended before every choice finished');
       if (usage) out.push({ type: 'usage', usage });
     },
   });
+}
+
+const notADelta: DecodedDelta = Object.freeze({ choice: -1, text: '' });
+
+/** The chunk's one text delta (without logprobs) when it decoded into that and nothing else. */
+function soleDelta<Chunk extends OpenAIStreamChunk>(chunk: Chunk, parts: CallPart[], from: number, format: OpenAIStreamFormat<Chunk>): DecodedDelta {
+  if (parts.length !== from + 1 || chunk.error || format.usage(chunk) !== null) return notADelta;
+  const part = parts[from];
+  if (part.type !== 'text-delta' || part.logprobs) return notADelta;
+  return { choice: part.choice, text: part.text };
 }
