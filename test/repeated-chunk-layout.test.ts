@@ -4,8 +4,9 @@ import fc from 'fast-check';
 import type { CallPart } from '../src/vendors/shared/call-part.js';
 import { completionStreamParts } from '../src/vendors/openai/parse-openai-completions.js';
 import { chatStreamParts } from '../src/vendors/openai/parse-openai-chat.js';
+import { anthropicStreamParts } from '../src/vendors/anthropic/parse-anthropic-response.js';
 
-type StreamParts = typeof completionStreamParts;
+type StreamParts = (vendor: string, body: AsyncIterable<Buffer>, choiceCount: number) => AsyncIterableIterator<CallPart[]>;
 
 async function* reads(texts: string[]): AsyncGenerator<Buffer> {
   for (const text of texts) yield Buffer.from(text);
@@ -151,4 +152,30 @@ test('after a layout is learned, a chunk with a raw control character in its tex
   const result = await run(completionStreamParts, events, 1);
   assert.deepEqual(result.parts, [{ type: 'text-delta', choice: 0, text: 'a' }]);
   assert.match(result.error ?? '', /not JSON/);
+});
+
+test('Anthropic streams: text deltas read through a learned layout give exactly what parsing each gives', async () => {
+  const start = JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude', usage: { input_tokens: 7, output_tokens: 1 } } });
+  const stop = [JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }), JSON.stringify({ type: 'message_stop' })];
+  const delta = (spec: ChunkSpec): string => {
+    const event = { type: 'content_block_delta', index: spec.choice, delta: { type: 'text_delta', text: spec.text } };
+    if (spec.change === 'escaped') return escapedJson(event);
+    const data = JSON.stringify(event);
+    return spec.change === 'raw-control' ? data.replace('"text":"', '"text":"\u0001') : data;
+  };
+  const failure = (status: number, message: string | null) => new Error(`${status} ${message}`) as never;
+  await fc.assert(
+    fc.asyncProperty(fc.array(chunkSpec, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 4 }), async (specs, perRead) => {
+      const events = [start, ...specs.map(delta), ...stop];
+      const parts = (vendor: string, body: AsyncIterable<Buffer>) => anthropicStreamParts(vendor, body, failure);
+      const result = await run(parts, events, perRead);
+      const broken = specs.findIndex((spec) => spec.change === 'raw-control');
+      const sent = broken < 0 ? specs : specs.slice(0, broken);
+      const texts = result.parts.flatMap((part) => (part.type === 'text-delta' ? [part.text] : []));
+      assert.deepEqual(texts, sent.map((spec) => spec.text).filter((text) => text.length > 0));
+      if (broken >= 0) assert.match(result.error ?? '', /not JSON/);
+      else assert.deepEqual(result.parts.slice(-2).map((part) => part.type), ['finish', 'usage']);
+    }),
+    { numRuns: 1_000 },
+  );
 });

@@ -12,7 +12,7 @@
 import type { CallPart } from '../shared/call-part.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
-import { RepeatedChunkLayouts, type DecodedDelta } from '../shared/repeated-chunk-layout.js';
+import { notADelta, RepeatedChunkLayouts, type DecodedDelta } from '../shared/repeated-chunk-layout.js';
 import type { Usage } from '../types.js';
 
 export interface OpenAIStreamChunk {
@@ -78,8 +78,6 @@ export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: strin
     },
   });
 }
-
-const notADelta: DecodedDelta = Object.freeze({ choice: -1, text: '' });
 
 /** The chunk's one text delta (without logprobs) when it decoded into that and nothing else. */
 function soleDelta<Chunk extends OpenAIStreamChunk>(chunk: Chunk, parts: CallPart[], from: number, format: OpenAIStreamFormat<Chunk>): DecodedDelta {

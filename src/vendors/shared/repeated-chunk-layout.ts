@@ -24,6 +24,9 @@ export interface DecodedDelta {
   text: string;
 }
 
+/** What a chunk that is not a lone text delta decodes to. */
+export const notADelta: DecodedDelta = Object.freeze({ choice: -1, text: '' });
+
 /** Decodes one chunk's data the normal way (parse, validate, turn into parts) without side effects. */
 export type DecodeDelta = (data: string) => DecodedDelta;
 
