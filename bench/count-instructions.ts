@@ -8,7 +8,7 @@
  *
  *   node dist/bench/count-instructions.js [--baseline DIST] [--candidate DIST] [--mode stream|json]
  *        [--requests 3000] [--warmup 6000] [--connections 1] [--no-floor] [--env K=V,…]
- *        [--baseline-env K=V,…] [--breakdown] [--drip-ms 2]
+ *        [--baseline-env K=V,…] [--breakdown] [--drip-ms 2] [--keep DIR]
  *
  * Each target (the floor, the baseline when given, the candidate: this build unless named) runs
  * alone under `valgrind --tool=callgrind` with instrumentation off, takes `--warmup` requests (so
@@ -19,6 +19,7 @@
  * instructions a request of compiler work that changed from run to run; without it, two runs of
  * the floor agreed within 0.2%.
  * `--breakdown` adds where the instructions went (JSON, strings, GC, SQLite, JIT code, …).
+ * `--keep DIR` copies each target's dump there (`callgrind_annotate DIR/candidate.callgrind`).
  * `--drip-ms N` has the mock send a stream's chunks N ms apart, as a model does, so each arrives
  * in a read of its own (by default the mock writes a whole stream at once: one read). That count
  * is only indicative: how reads coalesce and when GC runs then depend on timing under valgrind
@@ -29,7 +30,7 @@
  * Needs valgrind (Debian's package); each target takes about a minute.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
@@ -49,10 +50,11 @@ interface Options {
   dripMs: number;
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
+  keep: string | null;
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { baseline: null, candidate: null, mode: 'stream', requests: 3000, warmup: 6000, connections: 1, floor: true, breakdown: false, dripMs: 0, env: {}, baselineEnv: {} };
+  const options: Options = { baseline: null, candidate: null, mode: 'stream', requests: 3000, warmup: 6000, connections: 1, floor: true, breakdown: false, dripMs: 0, env: {}, baselineEnv: {}, keep: null };
   for (let index = 0; index < argv.length; index++) {
     const value = () => {
       const next = argv[++index];
@@ -72,6 +74,7 @@ function parseArgs(argv: string[]): Options {
       case '--drip-ms': options.dripMs = count(0, 1000); break;
       case '--env': options.env = parseEnv(value()); break;
       case '--baseline-env': options.baselineEnv = parseEnv(value()); break;
+      case '--keep': options.keep = resolve(value()); break;
       default: throw new Error(`unknown option ${argv[index]} (see the comment at the top of bench/count-instructions.ts)`);
     }
   }
@@ -174,6 +177,10 @@ async function count(label: string, options: Options, start: (wrapper: string[])
   if (!totals) throw new Error(`${label}: no totals in ${dump}`);
   const kilo = Number(totals[1]) / options.requests / 1000;
   const breakdown = breakdownOf(dump, options.requests);
+  if (options.keep) {
+    mkdirSync(options.keep, { recursive: true });
+    copyFileSync(dump, join(options.keep, `${label}.callgrind`));
+  }
   rmSync(directory, { recursive: true, force: true });
   return { label, kilo, steady: kilo - (breakdown.get('JIT compilers') ?? 0), breakdown };
 }

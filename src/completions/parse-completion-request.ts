@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { invalidRequest, type GatewayError } from '../http/gateway-error.js';
 import type { GenerationRequest, PromptInput } from '../vendors/types.js';
 import { completionRequestSchema, type CompletionRequestBody } from './completion-request-schema.js';
+import { isPlainCompletionRequest } from './plain-completion-request.js';
 
 export interface ParsedCompletionRequest {
   /** `model` exactly as the caller wrote it. */
@@ -15,9 +16,7 @@ export interface ParsedCompletionRequest {
 }
 
 export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
-  const result = completionRequestSchema.safeParse(body);
-  if (!result.success) throw toValidationError(result.error, body);
-  const request = result.data;
+  const request = isPlainCompletionRequest(body) ? (body as CompletionRequestBody) : validated(body);
   checkCombinations(request);
   const stream = request.stream === true;
   return {
@@ -43,6 +42,12 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       stream,
     },
   };
+}
+
+function validated(body: unknown): CompletionRequestBody {
+  const result = completionRequestSchema.safeParse(body);
+  if (!result.success) throw toValidationError(result.error, body);
+  return result.data;
 }
 
 function checkCombinations(request: CompletionRequestBody): void {
