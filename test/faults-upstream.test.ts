@@ -17,7 +17,9 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const VENDOR_KEY = 'sk-fault-secret-abcdef123456';
-const transport = { connectTimeoutMs: 500, idleTimeoutMs: 600, responseTimeoutMs: 900, maxRetries: 1, retryBaseDelayMs: 5, retryMaxDelayMs: 20, maxRetryAfterMs: 5_000 };
+// An 8 MiB cap on a whole (non-stream) body: reading the default 32 MiB of the enormous fault
+// took longer than the 900 ms response deadline on a loaded machine (a 504 instead of the 502).
+const transport = { connectTimeoutMs: 500, idleTimeoutMs: 600, responseTimeoutMs: 900, maxRetries: 1, retryBaseDelayMs: 5, retryMaxDelayMs: 20, maxRetryAfterMs: 5_000, maxResponseBytes: 8 * 1024 * 1024 };
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-faults-'));
 let gateway: TestGateway;
 let upstream: FaultUpstream;
