@@ -35,9 +35,14 @@ test('every chunk is one SSE event whose JSON is the text_completion chunk, acro
       };
       if (includeUsage) expected.usage = null;
       assert.deepEqual(JSON.parse(event.slice(6)), expected);
+      // Declared ASCII (sent as latin1) only when it is; and whenever what went in was ASCII.
+      if (builder.ascii) assert.match(event, /^[\x00-\x7f]*$/);
+      else assert.doesNotMatch(`${id}${model}${fingerprint ?? ''}${each.text}`, /^[\x00-\x7f]*$/);
     }
     const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, completion_tokens_details: { accepted_prediction_tokens: 0, audio_tokens: 0, reasoning_tokens: 0, rejected_prediction_tokens: 0 }, prompt_tokens_details: { audio_tokens: 0, cached_tokens: 0 } };
-    assert.deepEqual(JSON.parse(builder.usage(usage).slice(6)), { id, object: 'text_completion', created: 1_700_000_000, choices: [], model, system_fingerprint: fingerprint, usage });
+    const usageEvent = builder.usage(usage);
+    assert.deepEqual(JSON.parse(usageEvent.slice(6)), { id, object: 'text_completion', created: 1_700_000_000, choices: [], model, system_fingerprint: fingerprint, usage });
+    if (builder.ascii) assert.match(usageEvent, /^[\x00-\x7f]*$/);
   }), { numRuns: 2_000 });
 });
 

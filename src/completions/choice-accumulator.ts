@@ -26,7 +26,10 @@ export class ChoiceAccumulator {
   constructor(count: number, wantLogprobs: boolean, keepWhole = true) {
     this.wantLogprobs = wantLogprobs;
     this.keepWhole = keepWhole;
-    this.choices = Array.from({ length: count }, () => ({ text: '', length: 0, finishReason: null, logprobs: null }));
+    // A plain loop: Array.from over `{ length }` takes V8's generic array-like path (~0.7% of a
+    // stream's CPU in a profile under load, for one or a few choices).
+    this.choices = [];
+    for (let index = 0; index < count; index++) this.choices.push({ text: '', length: 0, finishReason: null, logprobs: null });
   }
 
   /** Adds a text delta; returns the delta's logprobs object (offsets filled) for stream chunks. */

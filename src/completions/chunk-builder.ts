@@ -7,6 +7,9 @@
  * into one buffer when the response is written; a template literal with a dozen pieces, whose
  * fixed parts were themselves trees, made that copy walk ~25 pieces a chunk (callgrind: ~40k
  * instructions a 20-chunk stream, in `Buffer.byteLength` of the response).
+ *
+ * `ascii` says whether the event just built is all ASCII, so the writer can send it as latin1:
+ * the same bytes as UTF-8 for such text, without measuring and encoding it character by character.
  */
 import type { FinishReason } from '../vendors/types.js';
 import { flat } from '../vendors/shared/flat-string.js';
@@ -25,6 +28,10 @@ export class ChunkBuilder {
   private readonly usageField: string;
   /** Per choice index, the rest of a text chunk after its text (no logprobs, not finished). */
   private closings: string[] = [];
+  /** The id and the model are ASCII (and the fingerprint, once set). */
+  private fixedAscii: boolean;
+  /** Whether the last event built is all ASCII. */
+  ascii = false;
 
   constructor(id: string, created: number, model: string, includeUsage: boolean) {
     this.head = flat(`data: {"id":${JSON.stringify(id)},"object":"text_completion","created":${created},"choices":[`);
@@ -32,6 +39,7 @@ export class ChunkBuilder {
     this.tail = flat(`],"model":${JSON.stringify(model)},"system_fingerprint":`);
     this.usageField = includeUsage ? ',"usage":null' : '';
     this.end = flat(`null${this.usageField}}\n\n`);
+    this.fixedAscii = isAscii(this.head) && isAscii(this.tail);
   }
 
   setFingerprint(fingerprint: string | null | undefined): void {
@@ -39,16 +47,19 @@ export class ChunkBuilder {
     this.fingerprintJson = JSON.stringify(fingerprint);
     this.end = flat(`${this.fingerprintJson}${this.usageField}}\n\n`);
     this.closings = [];
+    this.fixedAscii = this.fixedAscii && isAscii(this.fingerprintJson);
   }
 
   /** One choice's event. */
   choice(index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: FinishReason | null): string {
+    this.ascii = logprobs === null && this.fixedAscii && isAscii(text);
     if (logprobs === null && finishReason === null) return this.textHead + quote(text) + this.closing(index);
     return `${this.textHead}${quote(text)},"index":${index},"logprobs":${logprobs ? JSON.stringify(logprobs) : 'null'},"finish_reason":${finishReason ? `"${finishReason}"` : 'null'}}${this.tail}${this.end}`;
   }
 
   /** The usage event (no choices). */
   usage(usage: CompletionUsage): string {
+    this.ascii = this.fixedAscii; // the rest is numbers and field names
     return `${this.head}${this.tail}${this.fingerprintJson},"usage":${JSON.stringify(usage)}}\n\n`;
   }
 
@@ -73,4 +84,10 @@ export function quote(text: string): string {
     if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
   }
   return `"${text}"`;
+}
+
+/** No character above U+007F (a token is a few characters: a loop beats a regular expression's call). */
+export function isAscii(text: string): boolean {
+  for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) > 0x7f) return false;
+  return true;
 }

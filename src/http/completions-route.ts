@@ -138,10 +138,10 @@ export class CompletionsHandler {
         for (const part of batch) {
           if (part.type === 'text-delta') {
             const logprobs = accumulator.addText(part);
-            sse.send(chunks.choice(part.choice, part.text, logprobs, null));
+            sse.send(chunks.choice(part.choice, part.text, logprobs, null), chunks.ascii);
           } else if (part.type === 'finish') {
             accumulator.finish(part.choice, part.finishReason);
-            sse.send(chunks.choice(part.choice, '', null, part.finishReason));
+            sse.send(chunks.choice(part.choice, '', null, part.finishReason), chunks.ascii);
           } else if (part.type === 'metadata') {
             chunks.setFingerprint(part.systemFingerprint);
           }
@@ -163,7 +163,7 @@ export class CompletionsHandler {
       return sse.end();
     }
     for (let index = 0; index < accumulator.count; index++) {
-      if (!accumulator.isFinished(index)) sse.send(chunks.choice(index, '', null, 'stop'));
+      if (!accumulator.isFinished(index)) sse.send(chunks.choice(index, '', null, 'stop'), chunks.ascii);
     }
     sse.holdForEnd();
     let usage;
@@ -174,7 +174,7 @@ export class CompletionsHandler {
       if (!sse.headersSent) return writeError(response, headers, ledgerUnavailable(error));
       return sse.error(ledgerUnavailable(error));
     }
-    if (run.parsed!.includeUsage) sse.send(chunks.usage(toWireUsage(usage)));
+    if (run.parsed!.includeUsage) sse.send(chunks.usage(toWireUsage(usage)), chunks.ascii);
     observer.finished(run, 200);
     await sse.done();
   }

@@ -8,6 +8,10 @@
  * when the stream ends in the same turn, everything leaves with the end of the response in one
  * socket write. The headers travel with the first of them. Keep-alives come from one shared timer
  * per interval, not one timer per stream.
+ *
+ * A batch whose events were all declared ASCII leaves as latin1: the same bytes as UTF-8, but the
+ * chunked encoding's length is the string's length and the copy is a plain one, where UTF-8 had
+ * Node measure the batch (`Buffer.byteLength`) and then encode it, a character at a time each.
  */
 import type { ServerResponse } from 'node:http';
 import { toErrorResponse } from './error-mapper.js';
@@ -23,6 +27,8 @@ export class SseWriter {
   private lastWriteAt: number;
   private closed = false;
   private pending = '';
+  /** Everything in `pending` was declared ASCII. */
+  private pendingAscii = true;
   /** Something was queued: the response is committed to 200 (errors become error events). */
   private output = false;
   private flushScheduled: NodeJS.Immediate | null = null;
@@ -30,7 +36,7 @@ export class SseWriter {
   private holding = false;
   private readonly flushPending = () => {
     this.flushScheduled = null;
-    this.write(this.take());
+    this.writePending();
   };
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
   private blocked = false;
@@ -75,16 +81,20 @@ export class SseWriter {
     this.response.writeHead(200, headers);
   }
 
-  /** Queues one whole event, already framed (`data: …\n\n`); `drained()` sends what is queued and honours backpressure. */
-  send(event: string): void {
+  /**
+   * Queues one whole event, already framed (`data: …\n\n`); `drained()` sends what is queued and
+   * honours backpressure. `ascii`: the caller knows the event has no character above U+007F.
+   */
+  send(event: string, ascii = false): void {
     this.output = true;
     this.pending += event;
+    if (!ascii) this.pendingAscii = false;
   }
 
   /** Writes the error event in the OpenAI error shape and ends the stream. */
   async error(error: unknown): Promise<void> {
     const { body } = toErrorResponse(error);
-    this.pending += `data: ${JSON.stringify(body)}\n\n`;
+    this.send(`data: ${JSON.stringify(body)}\n\n`);
     this.end();
   }
 
@@ -96,10 +106,11 @@ export class SseWriter {
   /** Sends what is queued with the end of the response. */
   end(): void {
     unwatch(this, this.keepAliveIntervalMs);
+    const encoding = this.pendingAscii ? 'latin1' : 'utf8';
     const text = this.take();
     if (this.response.writableEnded) return;
     if (!this.started && !this.response.headersSent) this.start();
-    if (text && !this.closed && !this.response.destroyed) this.response.end(text);
+    if (text && !this.closed && !this.response.destroyed) this.response.end(text, encoding);
     else this.response.end();
   }
 
@@ -132,7 +143,7 @@ export class SseWriter {
     if (now - this.lastWriteAt < this.keepAliveIntervalMs) return;
     if (this.pending) {
       // Held for the end (`holdForEnd`) for a whole interval: the ledger is slow, send the events now.
-      this.write(this.take());
+      this.writePending();
       return;
     }
     this.start();
@@ -141,11 +152,13 @@ export class SseWriter {
     this.response.write(': ping\n\n');
   }
 
-  private write(text: string): void {
+  private writePending(): void {
+    const encoding = this.pendingAscii ? 'latin1' : 'utf8';
+    const text = this.take();
     if (!text || this.closed || this.response.writableEnded || this.response.destroyed) return;
     this.start();
     this.lastWriteAt = performance.now();
-    if (!this.response.write(text) && !this.blocked) {
+    if (!this.response.write(text, encoding) && !this.blocked) {
       this.blocked = true;
       this.response.once('drain', this.onDrain);
     }
@@ -154,6 +167,7 @@ export class SseWriter {
   private take(): string {
     const text = this.pending;
     this.pending = '';
+    this.pendingAscii = true;
     return text;
   }
 }

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { SseWriter } from '../src/http/sse-writer.js';
+
+/** Each request's script: events with their ASCII declaration, `null` for a pause (one batch each side). */
+type Script = ([string, boolean] | null)[];
+let script: Script = [];
+let server: Server;
+let url = '';
+
+before(async () => {
+  server = createServer(async (_request, response) => {
+    const sse = new SseWriter(response, {}, 60_000);
+    for (const step of script) {
+      if (step === null) await new Promise((resolve) => setTimeout(resolve, 5));
+      else sse.send(step[0], step[1]);
+      await sse.drained();
+    }
+    await sse.done();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+async function bytesOf(steps: Script): Promise<Buffer> {
+  script = steps;
+  const response = await request(url);
+  assert.equal(response.statusCode, 200);
+  return Buffer.from(await response.body.arrayBuffer());
+}
+
+const done = 'event: done\ndata: [DONE]\n\n';
+
+test('batches declared ASCII and batches with other characters reach the client as the same UTF-8', async () => {
+  const steps: Script = [
+    ['data: plain\n\n', true],
+    ['data: café 😀 “quoted”\n\n', false],
+    null,
+    ['data: more plain\n\n', true],
+    null,
+    ['data: ü\n\n', false],
+    ['data: and plain again\n\n', true],
+  ];
+  const expected = steps.flatMap((step) => (step ? [step[0]] : [])).join('') + done;
+  const bytes = await bytesOf(steps);
+  assert.equal(bytes.toString('utf8'), expected);
+  assert.ok(bytes.equals(Buffer.from(expected, 'utf8')), 'byte for byte UTF-8');
+});
+
+test('an all-ASCII stream is byte for byte what UTF-8 gives', async () => {
+  const steps: Script = [['data: {"text":" a"}\n\n', true], null, ['data: {"text":" b"}\n\n', true]];
+  const bytes = await bytesOf(steps);
+  assert.ok(bytes.equals(Buffer.from(`data: {"text":" a"}\n\ndata: {"text":" b"}\n\n${done}`, 'utf8')));
+});
