@@ -63,6 +63,8 @@ export class RepeatedChunkLayouts {
       const layout = layouts[index];
       // Equality of slices rather than startsWith/endsWith: optimised code inlines those as a
       // loop over characters, ~6x slower here than comparing two strings (native, word at a time).
+      // `indexOf(before) === 0` was tried too: +5% instructions a stream (for a pattern this long
+      // the search first builds its skip table, on every call).
       if (data.length < layout.frame) continue;
       const end = data.length - layout.after.length;
       if (data.slice(0, layout.before.length) !== layout.before || data.slice(end) !== layout.after) continue;
