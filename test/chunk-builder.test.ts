@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ChunkBuilder, quote } from '../src/completions/chunk-builder.js';
+import { ChunkBuilder } from '../src/completions/chunk-builder.js';
+import { quote } from '../src/completions/json-string.js';
 
 /** Any UTF-16 text, lone surrogate halves and control characters included. */
 const anyText = fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 40 }).map((codes) => String.fromCharCode(...codes));

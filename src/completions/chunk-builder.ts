@@ -13,6 +13,7 @@
  */
 import type { FinishReason } from '../vendors/types.js';
 import { flat } from '../vendors/shared/flat-string.js';
+import { isAscii, quote } from './json-string.js';
 import type { ChoiceLogprobs, CompletionUsage } from './completion-objects.js';
 
 export class ChunkBuilder {
@@ -71,23 +72,4 @@ export class ChunkBuilder {
     }
     return closing;
   }
-}
-
-/**
- * `JSON.stringify(text)` for a string: text with nothing to escape (no quote, backslash, control
- * character or lone surrogate half — almost every token) is quoted as it is, which gives the same
- * characters without a call into the runtime.
- */
-export function quote(text: string): string {
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
-  }
-  return `"${text}"`;
-}
-
-/** No character above U+007F (a token is a few characters: a loop beats a regular expression's call). */
-export function isAscii(text: string): boolean {
-  for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) > 0x7f) return false;
-  return true;
 }
