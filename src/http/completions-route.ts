@@ -146,7 +146,9 @@ export class CompletionsHandler {
             chunks.setFingerprint(part.systemFingerprint);
           }
         }
-        await sse.drained();
+        // Awaited only when the socket is full: `await` on nothing would still cost a microtask turn per batch.
+        const draining = sse.drained();
+        if (draining) await draining;
       }
     } catch (error) {
       const { outcome, status, code } = outcomeOf(error, abort.signal.aborted);

@@ -94,7 +94,7 @@ export class RepeatedChunkLayouts {
     const before = data.slice(0, at + 1);
     const after = data.slice(at + written.length - 1);
     if (!this.proves(before, after, choice, decode)) return;
-    const layout: Layout = { before: flat(before), after: flat(after), frame: before.length + after.length, choice };
+    const layout: Layout = { before: copied(before), after: copied(after), frame: before.length + after.length, choice };
     const same = this.layouts.findIndex((known) => known.choice === layout.choice);
     if (same >= 0) this.layouts[same] = layout;
     else if (this.layouts.length < maxLayouts) this.layouts.push(layout);
@@ -110,3 +110,10 @@ export class RepeatedChunkLayouts {
   }
 }
 
+/**
+ * A flat copy of a slice. The slices point into the whole network read they came from, which may
+ * be large (a cached completion can arrive in one read); a layout lives as long as its stream.
+ */
+function copied(slice: string): string {
+  return flat(`${slice} `).slice(0, -1);
+}
