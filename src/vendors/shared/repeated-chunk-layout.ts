@@ -52,12 +52,15 @@ export class RepeatedChunkLayouts {
   private attempts = 0;
   /** Which layout the last successful `match` used (its choice). */
   matchedChoice = -1;
+  /** The last chunk `match` saw had a known layout but a text with escapes: nothing to learn from it. */
+  private framed = false;
 
   /**
    * The text of a chunk that has a learned layout (its choice in `matchedChoice`), or undefined
    * when the chunk must be decoded the normal way.
    */
   match(data: string): string | undefined {
+    this.framed = false;
     const layouts = this.layouts;
     for (let index = 0; index < layouts.length; index++) {
       const layout = layouts[index];
@@ -69,7 +72,10 @@ export class RepeatedChunkLayouts {
       const end = data.length - layout.after.length;
       if (data.slice(0, layout.before.length) !== layout.before || data.slice(end) !== layout.after) continue;
       const text = data.slice(layout.before.length, end);
-      if (needsEscape.test(text)) return undefined;
+      if (needsEscape.test(text)) {
+        this.framed = true; // parsed the normal way; its layout is the one already known
+        return undefined;
+      }
       this.matchedChoice = layout.choice;
       return text;
     }
@@ -86,7 +92,7 @@ export class RepeatedChunkLayouts {
    * delta (`text` for `choice`) and nothing else.
    */
   learn(data: string, choice: number, text: string, decode: DecodeDelta): void {
-    if (text.length === 0 || text === probeText || this.attempts >= maxAttempts) return;
+    if (this.framed || text.length === 0 || text === probeText || this.attempts >= maxAttempts) return;
     this.attempts++;
     const written = JSON.stringify(text);
     const at = data.indexOf(written);
