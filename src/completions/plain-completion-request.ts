@@ -40,58 +40,32 @@ function isStreamOptions(value: unknown): boolean {
   return true;
 }
 
+/** Each optional parameter the check knows, with what the schema accepts for it (absent or null included). */
+const parameterChecks = new Map<string, (value: unknown) => boolean>([
+  ['max_tokens', (value) => isIntegerIn(value, 0, 2 ** 31 - 1)],
+  ['stream', isNullOrBoolean],
+  ['echo', isNullOrBoolean],
+  ['stream_options', isStreamOptions],
+  ['temperature', (value) => isNumberIn(value, 0, 2)],
+  ['top_p', (value) => isNumberIn(value, 0, 1)],
+  ['presence_penalty', (value) => isNumberIn(value, -2, 2)],
+  ['frequency_penalty', (value) => isNumberIn(value, -2, 2)],
+  ['n', (value) => isIntegerIn(value, 1, 128)],
+  ['best_of', (value) => isIntegerIn(value, 1, 20)],
+  ['logprobs', (value) => isIntegerIn(value, 0, 5)],
+  ['seed', (value) => isIntegerIn(value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)],
+  ['stop', (value) => value == null || isTexts(value, 4)],
+  ['suffix', isNullOrString],
+  ['user', (value) => value == null || (typeof value === 'string' && value.length <= 256)],
+]);
+
 export function isPlainCompletionRequest(body: unknown): boolean {
   if (!isRecord(body) || !isText(body.model) || !isTexts(body.prompt, maxPrompts)) return false;
   for (const key in body) {
-    const value = body[key];
-    switch (key) {
-      case 'model':
-      case 'prompt':
-        break;
-      case 'max_tokens':
-        if (!isIntegerIn(value, 0, 2 ** 31 - 1)) return false;
-        break;
-      case 'stream':
-      case 'echo':
-        if (!isNullOrBoolean(value)) return false;
-        break;
-      case 'stream_options':
-        if (!isStreamOptions(value)) return false;
-        break;
-      case 'temperature':
-        if (!isNumberIn(value, 0, 2)) return false;
-        break;
-      case 'top_p':
-        if (!isNumberIn(value, 0, 1)) return false;
-        break;
-      case 'presence_penalty':
-      case 'frequency_penalty':
-        if (!isNumberIn(value, -2, 2)) return false;
-        break;
-      case 'n':
-        if (!isIntegerIn(value, 1, 128)) return false;
-        break;
-      case 'best_of':
-        if (!isIntegerIn(value, 1, 20)) return false;
-        break;
-      case 'logprobs':
-        if (!isIntegerIn(value, 0, 5)) return false;
-        break;
-      case 'seed':
-        if (!isIntegerIn(value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) return false;
-        break;
-      case 'stop':
-        if (value != null && !isTexts(value, 4)) return false;
-        break;
-      case 'suffix':
-        if (!isNullOrString(value)) return false;
-        break;
-      case 'user':
-        if (!isNullOrString(value) || (typeof value === 'string' && value.length > 256)) return false;
-        break;
-      default:
-        return false; // logit_bias, or a key the schema refuses
-    }
+    if (key === 'model' || key === 'prompt') continue;
+    // logit_bias, or a key the schema refuses, goes through the schema.
+    const check = parameterChecks.get(key);
+    if (check === undefined || !check(body[key])) return false;
   }
   return true;
 }

@@ -37,11 +37,7 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
   return decodeSseBody(vendor, body, {
     event(event, out) {
       if (done) return;
-      const text = layouts.match(event.data);
-      if (text !== undefined) {
-        if (text.length > 0) out.push({ type: 'text-delta', choice: 0, text });
-        return;
-      }
+      if (layouts.readInto(event.data, out)) return;
       const data = parse(event.data);
       switch (data.type) {
         case 'message_start':

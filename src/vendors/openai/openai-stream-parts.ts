@@ -49,11 +49,7 @@ export function openaiStreamParts<Chunk extends OpenAIStreamChunk>(vendor: strin
         done = true;
         return;
       }
-      const text = layouts.match(data);
-      if (text !== undefined) {
-        if (text.length > 0) out.push({ type: 'text-delta', choice: layouts.matchedChoice, text });
-        return;
-      }
+      if (layouts.readInto(data, out)) return;
       const chunk = format.parse(data);
       if (chunk.error) throw upstreamStreamError(vendor, chunk.error.message ?? null);
       if (chunk.system_fingerprint && !fingerprintSent) {

@@ -15,6 +15,7 @@
  * bytes around it are the proved ones, so `JSON.parse` would have read the same chunk. Anything
  * else (an escape, a finish reason, usage, another field that changed) goes the normal way.
  */
+import type { CallPart } from './call-part.js';
 import { flat } from './flat-string.js';
 
 /** A chunk decoded the normal way, as a layout's proof needs to see it. */
@@ -50,16 +51,14 @@ const needsEscape = /["\\\u0000-\u001f]/;
 export class RepeatedChunkLayouts {
   private readonly layouts: Layout[] = [];
   private attempts = 0;
-  /** Which layout the last successful `match` used (its choice). */
-  matchedChoice = -1;
-  /** The last chunk `match` saw had a known layout but a text with escapes: nothing to learn from it. */
+  /** The last chunk `readInto` saw had a known layout but a text with escapes: nothing to learn from it. */
   private framed = false;
 
   /**
-   * The text of a chunk that has a learned layout (its choice in `matchedChoice`), or undefined
-   * when the chunk must be decoded the normal way.
+   * Reads a chunk that has a learned layout: pushes its text delta (none for an empty text) and
+   * returns true. False when the chunk must be decoded the normal way.
    */
-  match(data: string): string | undefined {
+  readInto(data: string, out: CallPart[]): boolean {
     this.framed = false;
     const layouts = this.layouts;
     for (let index = 0; index < layouts.length; index++) {
@@ -74,12 +73,12 @@ export class RepeatedChunkLayouts {
       const text = data.slice(layout.before.length, end);
       if (needsEscape.test(text)) {
         this.framed = true; // parsed the normal way; its layout is the one already known
-        return undefined;
+        return false;
       }
-      this.matchedChoice = layout.choice;
-      return text;
+      if (text.length > 0) out.push({ type: 'text-delta', choice: layout.choice, text });
+      return true;
     }
-    return undefined;
+    return false;
   }
 
   /** False once this stream has used up its attempts: callers can skip preparing `learn`'s arguments. */
@@ -88,7 +87,7 @@ export class RepeatedChunkLayouts {
   }
 
   /**
-   * After a chunk that `match` did not take was decoded the normal way into exactly one text
+   * After a chunk that `readInto` did not take was decoded the normal way into exactly one text
    * delta (`text` for `choice`) and nothing else.
    */
   learn(data: string, choice: number, text: string, decode: DecodeDelta): void {
