@@ -6,34 +6,28 @@
  * The encoding is loaded on first use, not at import: its rank table and lookup maps cost about
  * 15 MiB, and a gateway that only proxies vendors that report their own usage (with prompts short
  * enough for the byte bound to settle the context check) never tokenizes anything. It is loaded
- * with `require` because the callers are synchronous; the local model's token texts read the rank
- * table through `cl100kRanks()` below, so both share the one CommonJS copy of the data.
+ * synchronously because the callers are; the local model's token texts read the rank table through
+ * `cl100kRanks()` below, and the encoder is built over that same array (bpe-ranks.ts).
  */
-import { createRequire } from 'node:module';
+import { createBpeEncoding, loadBpeRanks, type BpeEncoding, type BpeRank } from './bpe-ranks.js';
 
 export const TOKENIZER_NAME = 'cl100k_base';
 
-interface Cl100kEncoding {
-  encode(text: string, options: { allowedSpecial: Set<string>; disallowedSpecial: Set<string> }): number[];
-  decode(tokens: number[]): string;
-}
-
 /** A cl100k rank entry: the token's text when it is valid UTF-8 on its own, its bytes otherwise. */
-export type Cl100kRank = string | readonly number[];
+export type Cl100kRank = BpeRank;
 
-const require = createRequire(import.meta.url);
-let encoding: Cl100kEncoding | null = null;
+let encoding: BpeEncoding | null = null;
 let ranks: readonly Cl100kRank[] | null = null;
 // One pair of empty sets: neither option changes between calls.
 const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 
-function cl100k(): Cl100kEncoding {
-  return (encoding ??= require('gpt-tokenizer/cjs/encoding/cl100k_base') as Cl100kEncoding);
+function cl100k(): BpeEncoding {
+  return (encoding ??= createBpeEncoding('cl100k_base', cl100kRanks()));
 }
 
 /** cl100k_base ranks by token id (the table the encoding is built from). */
 export function cl100kRanks(): readonly Cl100kRank[] {
-  return (ranks ??= (require('gpt-tokenizer/cjs/bpeRanks/cl100k_base') as { default: readonly Cl100kRank[] }).default);
+  return (ranks ??= loadBpeRanks('cl100k_base'));
 }
 
 export function encodeText(text: string): number[] {

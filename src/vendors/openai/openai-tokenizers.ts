@@ -2,18 +2,19 @@
  * Exact token counters for OpenAI models, chosen by model family. cl100k is the gateway's shared
  * tokenizer; o200k is loaded on first use only (it is large and most deployments never need it).
  */
-import { createRequire } from 'node:module';
+import { createBpeEncoding, loadBpeRanks, type BpeEncoding } from '../../tokenizer/bpe-ranks.js';
 import { countTokens } from '../../tokenizer/tokenizer.js';
 
 type Counter = (text: string) => number;
 
-const require = createRequire(import.meta.url);
-let o200kEncode: ((text: string) => number[]) | null = null;
+let o200k: BpeEncoding | null = null;
+// One pair of empty sets: special-token text counts as ordinary text, as in cl100k's counter.
+const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 
 function countO200k(text: string): number {
   if (text.length === 0) return 0;
-  o200kEncode ??= (require('gpt-tokenizer/cjs/encoding/o200k_base') as { encode: (text: string) => number[] }).encode;
-  return o200kEncode(text).length;
+  o200k ??= createBpeEncoding('o200k_base', loadBpeRanks('o200k_base'));
+  return o200k.encode(text, noSpecial).length;
 }
 
 /** Families whose tokenizer is documented; anything else gets null (an estimate, honestly labelled). */
