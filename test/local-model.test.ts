@@ -13,6 +13,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
 import { historyAfter } from '../src/vendors/local/local-echo.js';
+import { isLocalModelCached, locateLocalModel } from '../src/vendors/local/local-model-store.js';
 import type { LocalRandom } from '../src/vendors/local/local-random.js';
 import { LocalSampler } from '../src/vendors/local/local-sampler.js';
 import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
@@ -26,12 +27,14 @@ let cacheDir: string;
 let adapter: LocalAdapter;
 let model: ModelInfo;
 let trainingMs = 0;
+let loadedAfterTraining = true;
 
 before(async () => {
   cacheDir = mkdtempSync(join(tmpdir(), 'tollgate-local-model-'));
   const start = performance.now();
   adapter = await createLocalAdapter({ logger, cacheDir });
   trainingMs = performance.now() - start;
+  loadedAfterTraining = adapter.modelLoaded;
   model = adapter.resolveModel('tollgate-small') as ModelInfo;
 });
 
@@ -95,6 +98,10 @@ function idOf(tokenString: string): number {
 
 test('trains into an empty cache, then reloads from it in well under a second', async () => {
   assert.ok(trainingMs < 60_000, `training took ${trainingMs} ms`);
+  // Trained in a child process: the cache file is written, and this process has not built the
+  // model (training's memory stays out of the serving process); it loads on first use.
+  assert.equal(isLocalModelCached(locateLocalModel({ cacheDir })), true);
+  assert.equal(loadedAfterTraining, false);
   const start = performance.now();
   const reloaded = await createLocalAdapter({ logger, cacheDir });
   const loadMs = performance.now() - start;
