@@ -16,8 +16,9 @@ export type EncodingName = 'cl100k_base' | 'o200k_base';
 /** A rank entry: the token's text when it is valid UTF-8 on its own, its bytes otherwise. */
 export type BpeRank = string | readonly number[];
 
+/** Special-token text (`<|endoftext|>`) in a prompt is ordinary text to count, never an error. */
 export interface BpeEncoding {
-  encode(text: string, options?: { allowedSpecial?: Set<string>; disallowedSpecial?: Set<string> }): number[];
+  encode(text: string): number[];
   decode(tokens: number[]): string;
 }
 
@@ -34,7 +35,15 @@ export function loadBpeRanks(name: EncodingName): readonly BpeRank[] {
 /** gpt-tokenizer's encoder for `name`, over `ranks` (the same array the caller may read too). */
 export function createBpeEncoding(name: EncodingName, ranks: readonly BpeRank[]): BpeEncoding {
   const { GptEncoding } = require('gpt-tokenizer/cjs/GptEncoding') as {
-    GptEncoding: { getEncodingApi(name: string, getRanks: () => readonly BpeRank[]): BpeEncoding };
+    GptEncoding: { getEncodingApi(name: string, getRanks: () => readonly BpeRank[]): LibraryEncoding };
   };
-  return GptEncoding.getEncodingApi(name, () => ranks);
+  const library = GptEncoding.getEncodingApi(name, () => ranks);
+  // The library's default refuses special-token text; one pair of empty sets makes it text.
+  const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
+  return { encode: (text) => library.encode(text, noSpecial), decode: (tokens) => library.decode(tokens) };
+}
+
+interface LibraryEncoding {
+  encode(text: string, options: { allowedSpecial: Set<string>; disallowedSpecial: Set<string> }): number[];
+  decode(tokens: number[]): string;
 }

@@ -18,8 +18,6 @@ export type Cl100kRank = BpeRank;
 
 let encoding: BpeEncoding | null = null;
 let ranks: readonly Cl100kRank[] | null = null;
-// One pair of empty sets: neither option changes between calls.
-const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 
 function cl100k(): BpeEncoding {
   return (encoding ??= createBpeEncoding('cl100k_base', cl100kRanks()));
@@ -31,7 +29,7 @@ export function cl100kRanks(): readonly Cl100kRank[] {
 }
 
 export function encodeText(text: string): number[] {
-  return cl100k().encode(text, noSpecial);
+  return cl100k().encode(text);
 }
 
 export function decodeTokens(tokens: readonly number[]): string {

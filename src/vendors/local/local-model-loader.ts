@@ -10,11 +10,11 @@
  * process (local-train-cli.ts): training builds counts for the whole corpus, and in the serving
  * process the heap and malloc arenas it grew stayed, ~110 MiB of RSS for as long as the gateway ran
  * (first start of a fresh checkout: 219 MiB at rest against 109). Only when the child cannot run
- * is the model trained in this process, and then kept. Otherwise the first local request reads the file and builds the
- * runtime tables (~100 ms, the cl100k tables included). If that fails (the file was removed or
- * damaged after start), the request gets a 503 in the OpenAI error shape instead of a crash, and
- * later requests retry the read, at most once per RETRY_MS so that a failing read is not repeated
- * for every request of a burst.
+ * is the model trained in this process, and then kept. Otherwise the first local request reads
+ * the file and builds the runtime tables (~100 ms, the cl100k tables included). If that fails (the
+ * file was removed or damaged after start), the request gets a 503 in the OpenAI error shape
+ * instead of a crash, and later requests retry the read, at most once per RETRY_MS so that a
+ * failing read is not repeated for every request of a burst.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';

@@ -8,13 +8,11 @@ import { countTokens } from '../../tokenizer/tokenizer.js';
 type Counter = (text: string) => number;
 
 let o200k: BpeEncoding | null = null;
-// One pair of empty sets: special-token text counts as ordinary text, as in cl100k's counter.
-const noSpecial = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 
 function countO200k(text: string): number {
   if (text.length === 0) return 0;
   o200k ??= createBpeEncoding('o200k_base', loadBpeRanks('o200k_base'));
-  return o200k.encode(text, noSpecial).length;
+  return o200k.encode(text).length;
 }
 
 /** Families whose tokenizer is documented; anything else gets null (an estimate, honestly labelled). */
