@@ -70,9 +70,12 @@ const chunkSpec = fc.record<ChunkSpec>({
   ),
 });
 
-/** `JSON.stringify`, but every non-ASCII character and the letter e written as a \u escape. */
+/**
+ * `JSON.stringify`, but every non-ASCII character and the letter e written as a \u escape. The
+ * escapes `JSON.stringify` wrote stay whole (the e of `\u000e` is a hex digit, not a letter).
+ */
 function escapedJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[^\x20-\x7e]|e/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(/\\(?:u[0-9a-f]{4}|.)|[^\x20-\x7e]|e/g, (match) => (match.length > 1 ? match : `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 function completionChunk(spec: ChunkSpec, fingerprint: string | null): string {
