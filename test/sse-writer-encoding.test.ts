@@ -56,3 +56,32 @@ test('an all-ASCII stream is byte for byte what UTF-8 gives', async () => {
   const bytes = await bytesOf(steps);
   assert.ok(bytes.equals(Buffer.from(`data: {"text":" a"}\n\ndata: {"text":" b"}\n\n${done}`, 'utf8')));
 });
+
+async function responseOf(steps: Script): Promise<{ headers: Record<string, unknown>; bytes: Buffer }> {
+  script = steps;
+  const response = await request(url);
+  assert.equal(response.statusCode, 200);
+  return { headers: response.headers, bytes: Buffer.from(await response.body.arrayBuffer()) };
+}
+
+test('a stream whose every event was queued before anything left goes with its byte length, not chunked', async () => {
+  for (const steps of [
+    [['data: plain\n\n', true], ['data: also plain\n\n', true]],
+    [['data: plain\n\n', true], ['data: café 😀 “quoted”\n\n', false]],
+  ] as Script[]) {
+    const expected = Buffer.from(steps.map((step) => step![0]).join('') + done, 'utf8');
+    const { headers, bytes } = await responseOf(steps);
+    assert.ok(bytes.equals(expected), 'byte for byte');
+    assert.equal(headers['content-length'], String(expected.length), 'UTF-8 bytes, not characters');
+    assert.equal(headers['transfer-encoding'], undefined);
+    assert.equal(headers['content-type'], 'text/event-stream; charset=utf-8');
+  }
+});
+
+test('a stream that sent events before its end stays chunked', async () => {
+  const steps: Script = [['data: first\n\n', true], null, ['data: later ü\n\n', false]];
+  const { headers, bytes } = await responseOf(steps);
+  assert.equal(bytes.toString('utf8'), `data: first\n\ndata: later ü\n\n${done}`);
+  assert.equal(headers['transfer-encoding'], 'chunked');
+  assert.equal(headers['content-length'], undefined);
+});
