@@ -389,6 +389,27 @@ for (const backend of backends) {
       assert.equal(totals.totalTokens, (199 * 200) / 2);
     });
 
+    test('usage: records written at once settle each on its own: a repeated request id once, a record that cannot be stored alone', async () => {
+      const accountId = await account();
+      const good = Array.from({ length: 6 }, (_, index) => usage(accountId, { totalTokens: index + 1, promptTokens: index + 1, completionTokens: 0 }));
+      const repeated = { ...good[2], outcome: 'error' as const };
+      const unstorable = { ...usage(accountId), accountId: null as unknown as string };
+      const settled = await Promise.allSettled([...good.slice(0, 3), repeated, unstorable, ...good.slice(3)].map((record) => storage.recordUsage(record)));
+      assert.deepEqual(settled.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      const values = settled.map((result) => (result.status === 'fulfilled' ? result.value : null));
+      assert.deepEqual(values, [true, true, true, false, null, true, true, true], 'the repeated id reports "already recorded"');
+      for (const record of good) assert.deepEqual(await storage.getUsageRecord(record.requestId), record);
+      assert.equal(await storage.getUsageRecord(unstorable.requestId), null);
+      assert.equal((await storage.queryUsage({ accountId })).totals.totalTokens, 21);
+    });
+
+    test('usage: a NUL in the model (the caller\'s text) is stored as U+FFFD', async () => {
+      const accountId = await account();
+      const record = usage(accountId, { model: 'openai/a\u0000b\u0000' });
+      assert.equal(await storage.recordUsage(record), true);
+      assert.deepEqual(await storage.getUsageRecord(record.requestId), { ...record, model: 'openai/a\uFFFDb\uFFFD' });
+    });
+
     test('survives the server dropping every connection', async (context) => {
       if (!database.dropConnections) return context.skip(`${backend.name} has no server connections to drop`);
       await storage.ping();

@@ -28,10 +28,16 @@ export const usageColumns = [
   'ttft_ms', 'created_at',
 ] as const;
 
+/** A NUL character, which PostgreSQL's text cannot hold (SQLite's can). */
+const nul = /\u0000/g;
+
 export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unknown[] {
   const flag = (value: boolean) => (booleanAsInteger ? (value ? 1 : 0) : value);
+  // The model is the caller's text (an unknown model is recorded as asked): a NUL in it is stored
+  // as U+FFFD on both backends, so the record is written everywhere and reads back the same.
+  const model = record.model.includes('\u0000') ? record.model.replace(nul, '\uFFFD') : record.model;
   return [
-    record.requestId, record.accountId, record.keyId, record.model, record.vendor, record.promptTokens,
+    record.requestId, record.accountId, record.keyId, model, record.vendor, record.promptTokens,
     record.completionTokens, record.totalTokens, record.cachedTokens, record.reasoningTokens, flag(record.estimated),
     flag(record.stream), record.outcome, record.status, record.errorCode, record.latencyMs, record.ttftMs, record.createdAt,
   ];

@@ -8,12 +8,13 @@ import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../../auth/random-id.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery, UsageReport } from '../types.js';
 import {
-  rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, usageColumns, usageValues,
+  rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect,
   type AggregateRow, type UsageRow,
 } from '../usage-row.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { postgresMigrations } from './postgres-migrations.js';
 import { createPostgresPool, type PostgresPoolOptions } from './postgres-pool.js';
+import { PostgresUsageBatch } from './postgres-usage-batch.js';
 
 interface AccountRow { id: string; name: string; created_at: Date }
 
@@ -38,12 +39,10 @@ const groupExpressions = {
   key: 'key_id',
 } as const;
 
-const insertUsageSql = `INSERT INTO usage_records (${usageColumns.join(', ')})
-  VALUES (${usageColumns.map((_, index) => `$${index + 1}`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
-
 export function createPostgresStorage(url: string, options: PostgresPoolOptions = {}): Storage {
   const pool = createPostgresPool(url, options);
   const keyWatchers = new KeyWatchers();
+  const usageBatch = new PostgresUsageBatch((sql, values) => pool.query<{ request_id: string }>(sql, values));
   let closed: Promise<void> | null = null;
 
   const rows = async <Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => (await pool.query<Row>(sql, values)).rows;
@@ -101,8 +100,8 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
     watchKeys(listener) {
       return keyWatchers.watch(listener);
     },
-    async recordUsage(record) {
-      return (await pool.query(insertUsageSql, usageValues(record, false))).rowCount === 1;
+    recordUsage(record) {
+      return usageBatch.add(record);
     },
     async getUsageRecord(requestId) {
       const [row] = await rows<UsageRow>('SELECT * FROM usage_records WHERE request_id = $1', [requestId]);

@@ -1,7 +1,9 @@
 /**
  * Ledger writes that finish in the same event-loop turn commit in one transaction: one WAL append
  * instead of many, and every waiter resolves only after the commit (still before its last byte).
- * `hold` keeps commits back (they queue) while the checkpointer starts the log over.
+ * `hold` keeps commits back (they queue) while the checkpointer starts the log over. When a batch
+ * fails for another reason than the lock, each of its records is tried on its own, so a record that
+ * cannot be stored fails alone.
  *
  * A commit never waits for a lock inside SQLite. Its connection has no busy timeout, so when another
  * connection holds the write lock (another cluster worker committing, a checkpoint starting the log
@@ -122,11 +124,25 @@ export class UsageBatch {
         return;
       }
       this.busySince = null;
-      for (const entry of entries) entry.reject(error);
+      if (isBusy(error) || entries.length === 1) {
+        for (const entry of entries) entry.reject(error);
+        return;
+      }
+      // One record that cannot be stored must not fail the others: each is tried on its own.
+      for (const entry of entries) this.writeAlone(entry);
       return;
     }
     this.busySince = null;
     entries.forEach((entry, index) => entry.resolve(inserted[index]));
+  }
+
+  /** After a failed batch: one record in a transaction of its own (the ledger retries it if it fails). */
+  private writeAlone(entry: Entry): void {
+    try {
+      entry.resolve(this.write([entry.record])[0]);
+    } catch (error) {
+      entry.reject(error);
+    }
   }
 
   /** Whether the lock has been taken for less than `busyLimitMs`; counts the try. */
