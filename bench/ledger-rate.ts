@@ -1,6 +1,6 @@
 /**
  * Ledger insert rate of the SQLite storage, measured directly: N usage records with random
- * request ids, one awaited `recordUsage` after another, into a fresh database. Run as a child (pinned like the gateway);
+ * request ids (the worst case for the request-id index), one awaited `recordUsage` after another, into a fresh database. Run as a child (pinned like the gateway);
  * prints one JSON line. Usage: node dist/bench/ledger-rate.js [N]
  */
 import { randomBytes } from 'node:crypto';
@@ -30,7 +30,8 @@ async function main(): Promise<void> {
     const keyId = 'key_bench';
     await storage.createKey({ id: keyId, accountId: account.id, name: 'bench', prefix: 'tg_bench', secretHash: '0'.repeat(64) });
     const record = (index: number): UsageRecord => ({
-      // Random ids like the gateway's (`cmpl-` + 24 characters): inserts land all over the primary-key index.
+      // Random ids (`cmpl-` + 24 characters), so inserts land all over the primary-key index: the worst
+      // case. The gateway's own ids begin with their time (completion-id.ts) and land next to each other.
       requestId: `cmpl-${randomBytes(18).toString('base64url')}`,
       accountId: account.id,
       keyId,

@@ -1,0 +1,111 @@
+/**
+ * Ledger write rate on PostgreSQL: W writers, each awaiting one `recordUsage` after another (as W
+ * requests finishing at once would), into a scratch database created for the run and dropped after,
+ * after a warm-up of up to 5,000 records that is not counted.
+ * `--single` writes one INSERT per record instead of the storage's batches, for comparison.
+ * Not part of `npm run bench` (which needs no database server).
+ *
+ *   npm run bench:ledger-postgres -- [--url postgres://postgres@127.0.0.1:5432/postgres]
+ *        [--writers 16] [--records 20000] [--single]
+ *
+ * `--url` names a server and a database to connect to for creating and dropping the scratch one.
+ */
+import pg from 'pg';
+import { completionId } from '../src/completions/completion-id.js';
+import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.js';
+import type { UsageRecord } from '../src/storage/types.js';
+import { usageColumns, usageValues } from '../src/storage/usage-row.js';
+import { Samples } from './stats.js';
+
+interface Options {
+  url: string;
+  writers: number;
+  records: number;
+  single: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { url: 'postgres://postgres@127.0.0.1:5432/postgres', writers: 16, records: 20_000, single: false };
+  for (let index = 0; index < argv.length; index++) {
+    const value = () => {
+      const next = argv[++index];
+      if (next === undefined) throw new Error(`${argv[index - 1]} needs a value`);
+      return next;
+    };
+    switch (argv[index]) {
+      case '--url': options.url = value(); break;
+      case '--writers': options.writers = Math.max(1, Math.min(256, Number(value()) || 16)); break;
+      case '--records': options.records = Math.max(1, Math.min(1_000_000, Number(value()) || 20_000)); break;
+      case '--single': options.single = true; break;
+      default: throw new Error(`unknown option ${argv[index]} (see the comment at the top of bench/ledger-rate-postgres.ts)`);
+    }
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const scratchName = 'tollgate_ledger_bench';
+  const admin = new pg.Client({ connectionString: options.url });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${scratchName} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${scratchName}`);
+  const scratch = new URL(options.url);
+  scratch.pathname = `/${scratchName}`;
+  const storage = createPostgresStorage(scratch.href);
+  const pool = new pg.Pool({ connectionString: scratch.href, max: 10 });
+  // Dropping the scratch database at the end ends any connection still open to it.
+  pool.on('error', () => {});
+  try {
+    await storage.migrate();
+    const account = await storage.createAccount('bench');
+    const record = (): UsageRecord => ({
+      requestId: completionId(), accountId: account.id, keyId: null, model: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai',
+      promptTokens: 8, completionTokens: 20, totalTokens: 28, cachedTokens: null, reasoningTokens: null, estimated: false,
+      stream: true, outcome: 'success', status: 200, errorCode: null, latencyMs: 1.5, ttftMs: 0.8, createdAt: new Date().toISOString(),
+    });
+    const singleSql = `INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${usageColumns.map((_, index) => `$${index + 1}`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
+    const write = options.single
+      ? async (each: UsageRecord) => (await pool.query(singleSql, usageValues(each, false))).rowCount === 1
+      : (each: UsageRecord) => storage.recordUsage(each);
+    // Warm-up (not counted): the first thousands of writes also compile the code that makes them.
+    const warmup = Math.min(5_000, options.records);
+    let warmed = 0;
+    await Promise.all(Array.from({ length: options.writers }, async () => {
+      while (warmed < warmup) {
+        warmed++;
+        await write(record());
+      }
+    }));
+    const samples = new Samples();
+    let started = 0;
+    const cpuBefore = process.cpuUsage();
+    const wallBefore = performance.now();
+    await Promise.all(Array.from({ length: options.writers }, async () => {
+      while (started < options.records) {
+        started++;
+        const before = performance.now();
+        if (!(await write(record()))) throw new Error('a record was not inserted');
+        samples.add(performance.now() - before);
+      }
+    }));
+    const seconds = (performance.now() - wallBefore) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const summary = samples.summary()!;
+    const stored = Number((await pool.query<{ count: string }>('SELECT COUNT(*) AS count FROM usage_records')).rows[0].count);
+    if (stored !== warmup + options.records) throw new Error(`${stored} records stored, ${warmup + options.records} written`);
+    const way = options.single ? 'one INSERT a record' : 'batched (the storage)';
+    process.stdout.write(`${way}, ${options.writers} writers: ${options.records} records in ${seconds.toFixed(2)} s = ${(options.records / seconds).toFixed(0)}/s; `
+      + `this process's CPU ${((cpu.user + cpu.system) / options.records).toFixed(1)} µs a record; per write p50 ${summary.p50.toFixed(2)} ms, p99 ${summary.p99.toFixed(2)} ms\n`);
+  } finally {
+    await pool.end();
+    await storage.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${scratchName} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});
