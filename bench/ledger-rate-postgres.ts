@@ -10,6 +10,7 @@
  *
  * `--url` names a server and a database to connect to for creating and dropping the scratch one.
  */
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { completionId } from '../src/completions/completion-id.js';
 import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.js';
@@ -24,27 +25,22 @@ interface Options {
   single: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
-  const options: Options = { url: 'postgres://postgres@127.0.0.1:5432/postgres', writers: 16, records: 20_000, single: false };
-  for (let index = 0; index < argv.length; index++) {
-    const value = () => {
-      const next = argv[++index];
-      if (next === undefined) throw new Error(`${argv[index - 1]} needs a value`);
-      return next;
-    };
-    switch (argv[index]) {
-      case '--url': options.url = value(); break;
-      case '--writers': options.writers = Math.max(1, Math.min(256, Number(value()) || 16)); break;
-      case '--records': options.records = Math.max(1, Math.min(1_000_000, Number(value()) || 20_000)); break;
-      case '--single': options.single = true; break;
-      default: throw new Error(`unknown option ${argv[index]} (see the comment at the top of bench/ledger-rate-postgres.ts)`);
-    }
-  }
-  return options;
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+      writers: { type: 'string', default: '16' },
+      records: { type: 'string', default: '20000' },
+      single: { type: 'boolean', default: false },
+    },
+  });
+  const bounded = (text: string, min: number, max: number) => Math.max(min, Math.min(max, Math.floor(Number(text)) || min));
+  return { url: values.url, writers: bounded(values.writers, 1, 256), records: bounded(values.records, 1, 1_000_000), single: values.single };
 }
 
 async function main(): Promise<void> {
-  const options = parseArgs(process.argv.slice(2));
+  const options = parseOptions(process.argv.slice(2));
   const scratchName = 'tollgate_ledger_bench';
   const admin = new pg.Client({ connectionString: options.url });
   await admin.connect();

@@ -7,8 +7,7 @@
  * chunked encoding instead of one per event), from a setImmediate after the batch that queued them;
  * when the stream ends in the same turn, everything leaves with the end of the response in one
  * socket write (with a `content-length` when nothing left before). The headers travel with the
- * first of them. Keep-alives come from one shared timer
- * per interval, not one timer per stream.
+ * first of them. Keep-alives come from one shared timer per interval, not one timer per stream.
  *
  * A batch whose events were all declared ASCII leaves as latin1: the same bytes as UTF-8, but the
  * chunked encoding's length is the string's length and the copy is a plain one, where UTF-8 had

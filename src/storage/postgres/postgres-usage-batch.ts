@@ -10,8 +10,8 @@
  * exception or a constraint, SQLSTATE classes 22 and 23), each of its records is tried again on its
  * own, so only the records that fail alone are rejected. Any other failure (the server gone, a
  * timeout) rejects the batch at once: the ledger retries each record, and trying every record
- * alone against a database that is away would only multiply the wait. Duplicate request ids within a batch are sent once; the later ones report
- * "already recorded", as they would one after the other.
+ * alone against a database that is away would only multiply the wait. A request id that appears
+ * twice in a batch is sent once; the later one reports "already recorded", as it would after it.
  */
 import { usageColumns, usageValues } from '../usage-row.js';
 import type { UsageRecord } from '../types.js';
@@ -35,7 +35,7 @@ export class PostgresUsageBatch {
   private pending: Entry[] = [];
   private inFlight = 0;
   private scheduled = false;
-  /** The INSERT text by row count, built once each. */
+  /** The INSERT text by row count, for batches of up to `maxCachedStatement` rows. */
   private readonly statements = new Map<number, string>();
   private readonly flushNow = () => {
     this.scheduled = false;
