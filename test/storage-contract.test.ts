@@ -419,6 +419,16 @@ for (const backend of backends) {
       await storage.ping();
     });
 
+    test('close writes the usage records still queued before it lets the database go', async () => {
+      const accountId = await account();
+      const instance = database.open();
+      const records = Array.from({ length: 40 }, (_, index) => usage(accountId, { totalTokens: index, promptTokens: index, completionTokens: 0 }));
+      const written = records.map((record) => instance.recordUsage(record));
+      await instance.close();
+      assert.deepEqual(await Promise.all(written), records.map(() => true));
+      for (const record of records) assert.deepEqual(await storage.getUsageRecord(record.requestId), record);
+    });
+
     test('close releases the database; the instance is unusable afterwards', async () => {
       const instance = database.open();
       await instance.ping();

@@ -154,8 +154,9 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
       return found.map(rowToRateLimit);
     },
     async close() {
-      // pg-pool throws on a second end(); closing twice is harmless everywhere else.
-      closed ??= pool.end();
+      // Records still queued or in flight are written first; pg-pool throws on a second end(),
+      // closing twice is harmless everywhere else.
+      closed ??= usageBatch.settle().then(() => pool.end());
       await closed;
     },
   };

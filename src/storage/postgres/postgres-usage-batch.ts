@@ -34,6 +34,8 @@ export class PostgresUsageBatch {
   private readonly maxInFlight: number;
   private pending: Entry[] = [];
   private inFlight = 0;
+  /** The batches in flight, for `settle`. */
+  private readonly writes = new Set<Promise<void>>();
   private scheduled = false;
   /** The INSERT text by row count, for batches of up to `maxCachedStatement` rows. */
   private readonly statements = new Map<number, string>();
@@ -54,21 +56,32 @@ export class PostgresUsageBatch {
     });
   }
 
+  /** Sends what is queued now and waits until every batch has settled: at close, before the pool ends. */
+  async settle(): Promise<void> {
+    while (this.pending.length > 0 || this.writes.size > 0) {
+      this.flush(Number.POSITIVE_INFINITY);
+      await Promise.all(this.writes);
+    }
+  }
+
   private schedule(): void {
     if (this.scheduled || this.pending.length === 0 || this.inFlight >= this.maxInFlight) return;
     this.scheduled = true;
     setImmediate(this.flushNow);
   }
 
-  private flush(): void {
-    while (this.pending.length > 0 && this.inFlight < this.maxInFlight) {
+  private flush(maxInFlight = this.maxInFlight): void {
+    while (this.pending.length > 0 && this.inFlight < maxInFlight) {
       const entries = this.pending.length <= maxBatch ? this.pending : this.pending.slice(0, maxBatch);
       this.pending = entries === this.pending ? [] : this.pending.slice(maxBatch);
       this.inFlight++;
-      void this.write(entries).finally(() => {
+      // `write` settles its entries and never rejects.
+      const written: Promise<void> = this.write(entries).finally(() => {
         this.inFlight--;
+        this.writes.delete(written);
         this.schedule();
       });
+      this.writes.add(written);
     }
   }
 
