@@ -1,14 +1,12 @@
-// Writes the BPE rank tables gpt-tokenizer ships as JavaScript (one array literal of ~100k or
-// ~200k entries) to dist/token-ranks/*.json, which the gateway loads with JSON.parse instead.
-// Compiling the JavaScript table costs V8's parser tens of MiB of memory that stays with the
-// process (README, "Benchmark and performance": cl100k took RSS +35 MiB that way, +25 as JSON);
-// reading the same entries as JSON builds the strings directly. Run by `npm run build`.
+// Writes the BPE rank tables gpt-tokenizer ships as JavaScript modules to dist/token-ranks/*.json,
+// which src/tokenizer/bpe-ranks.ts reads with JSON.parse (its comment says why). Run by `npm run build`.
 import { createRequire } from 'node:module';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
-const root = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
+const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'dist', 'token-ranks');
 mkdirSync(out, { recursive: true });
 for (const name of ['cl100k_base', 'o200k_base']) {

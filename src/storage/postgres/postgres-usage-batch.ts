@@ -33,8 +33,7 @@ export class PostgresUsageBatch {
   private readonly run: RunQuery;
   private readonly maxInFlight: number;
   private pending: Entry[] = [];
-  private inFlight = 0;
-  /** The batches in flight, for `settle`. */
+  /** The batches in flight. */
   private readonly writes = new Set<Promise<void>>();
   private scheduled = false;
   /** The INSERT text by row count, for batches of up to `maxCachedStatement` rows. */
@@ -65,19 +64,17 @@ export class PostgresUsageBatch {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.pending.length === 0 || this.inFlight >= this.maxInFlight) return;
+    if (this.scheduled || this.pending.length === 0 || this.writes.size >= this.maxInFlight) return;
     this.scheduled = true;
     setImmediate(this.flushNow);
   }
 
   private flush(maxInFlight = this.maxInFlight): void {
-    while (this.pending.length > 0 && this.inFlight < maxInFlight) {
+    while (this.pending.length > 0 && this.writes.size < maxInFlight) {
       const entries = this.pending.length <= maxBatch ? this.pending : this.pending.slice(0, maxBatch);
       this.pending = entries === this.pending ? [] : this.pending.slice(maxBatch);
-      this.inFlight++;
       // `write` settles its entries and never rejects.
       const written: Promise<void> = this.write(entries).finally(() => {
-        this.inFlight--;
         this.writes.delete(written);
         this.schedule();
       });
