@@ -94,4 +94,12 @@ describe('tollgate CLI', () => {
       assert.match(result.stderr, /TOLLGATE_HEAP_GROWING_PERCENT must be a whole number 0–1000/, value);
     }
   });
+
+  test('a bad TOLLGATE_PARALLEL_SCAVENGE stops serve with a message naming it', () => {
+    for (const value of ['maybe', '1', 'yes']) {
+      const result = runCli(['serve'], { ...env, TOLLGATE_PARALLEL_SCAVENGE: value });
+      assert.notEqual(result.status, 0, value);
+      assert.match(result.stderr, /TOLLGATE_PARALLEL_SCAVENGE must be auto, on or off/, value);
+    }
+  });
 });

@@ -36,6 +36,12 @@ export interface Config {
    * 0 leaves V8's own (up to 4×). See src/server/heap-policy.ts.
    */
   heapGrowingPercent: number;
+  /**
+   * Whether V8 splits young-generation GCs across helper threads (TOLLGATE_PARALLEL_SCAVENGE:
+   * `auto`, the default, turns them off when the process has one core; `on`; `off`). See
+   * src/server/heap-policy.ts.
+   */
+  parallelScavenge: 'auto' | 'on' | 'off';
   /** Allowed CORS origins; empty = CORS off. */
   corsOrigins: string[];
   /** Per-vendor options from the config file, keyed by vendor name; each adapter validates its own slice. */
@@ -87,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
     keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
     heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 60,
+    parallelScavenge: parseParallelScavenge(env.TOLLGATE_PARALLEL_SCAVENGE),
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),
@@ -140,6 +147,13 @@ function parseWholePercent(value: string, name: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0 || number > 1000) throw new ConfigError(`${name} must be a whole number 0–1000, got '${value}'`);
   return number;
+}
+
+function parseParallelScavenge(value: string | undefined): Config['parallelScavenge'] {
+  if (value === undefined || value === '') return 'auto';
+  const setting = value.trim().toLowerCase();
+  if (setting === 'auto' || setting === 'on' || setting === 'off') return setting;
+  throw new ConfigError(`TOLLGATE_PARALLEL_SCAVENGE must be auto, on or off, got '${value}'`);
 }
 
 function deepFreeze<T>(value: T): T {
