@@ -14,15 +14,17 @@
  * a one-CPU container) the helpers cannot run beside the main thread: they take turns on that core
  * and the pause grows. Measured with bench/compare-builds, the gateway pinned to one core, nine
  * alternating 3 s slices: one-threaded scavenges cost 8.6% less CPU a stream at 64 connections
- * (GC grows with the streams in flight) and 3.3% less at 16. V8 also reads this flag at each
+ * (GC grows with the streams in flight) and 3.3% less at 16 (1.1% while the VM was in a slow
+ * phase). V8 also reads this flag at each
  * scavenge; the other parallel-GC flags are not safe to change after start (a V8 check fails),
  * so only this one is set. With more than one core the helpers do run alongside, and V8's default
  * is kept.
  */
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
+import type { Config } from '../config/config.js';
 
-export type ParallelScavenge = 'auto' | 'on' | 'off';
+export type ParallelScavenge = Config['parallelScavenge'];
 
 export interface HeapPolicy {
   growingPercent: number;
