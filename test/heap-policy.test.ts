@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { scavengesInParallel } from '../src/server/heap-policy.js';
 
 test('auto keeps parallel scavenges with more than one core and drops them with one; on and off are obeyed', () => {
@@ -32,7 +31,7 @@ test('turned off at start, every later scavenge runs on the main thread alone an
     }
     console.log('done', keep.length);
   `;
-  const result = spawnSync(process.execPath, ['--trace-gc-nvp', '--input-type=module', '-e', program], { encoding: 'utf8', cwd: fileURLToPath(new URL('.', import.meta.url)), timeout: 60_000 });
+  const result = spawnSync(process.execPath, ['--trace-gc-nvp', '--input-type=module', '-e', program], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(result.status, 0, result.stderr);
   const after = result.stdout.slice(result.stdout.indexOf('applied'));
   assert.match(after, /done \d+/);

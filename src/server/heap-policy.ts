@@ -12,13 +12,10 @@
  * Parallel scavenge: V8 splits each young-generation GC between the main thread and helper
  * threads, and the main thread waits for all of them. When the process has one core (CPU affinity,
  * a one-CPU container) the helpers cannot run beside the main thread: they take turns on that core
- * and the pause grows. Measured with bench/compare-builds, the gateway pinned to one core, nine
- * alternating 3 s slices: one-threaded scavenges cost 8.6% less CPU a stream at 64 connections
- * (GC grows with the streams in flight) and 3.3% less at 16 (1.1% while the VM was in a slow
- * phase). V8 also reads this flag at each
- * scavenge; the other parallel-GC flags are not safe to change after start (a V8 check fails),
- * so only this one is set. With more than one core the helpers do run alongside, and V8's default
- * is kept.
+ * and the pause grows (README, "Scavenges on one core": 8.6% less CPU a stream at 64 connections
+ * without them, 3.3% at 16). V8 also reads this flag at each scavenge; the other parallel-GC flags
+ * are not safe to change after start (a V8 check fails), so only this one is set. With more than
+ * one core the helpers do run alongside, and V8's default is kept.
  */
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
@@ -37,8 +34,8 @@ export function scavengesInParallel(setting: ParallelScavenge, cores: number): b
   return setting === 'on';
 }
 
-export function applyHeapPolicy(policy: HeapPolicy, cores = availableParallelism()): void {
+export function applyHeapPolicy(policy: HeapPolicy): void {
   if (policy.growingPercent > 0) setFlagsFromString(`--heap-growing-percent=${policy.growingPercent}`);
   // Only ever turned off: V8's default is on.
-  if (!scavengesInParallel(policy.parallelScavenge, cores)) setFlagsFromString('--no-parallel-scavenge');
+  if (!scavengesInParallel(policy.parallelScavenge, availableParallelism())) setFlagsFromString('--no-parallel-scavenge');
 }
