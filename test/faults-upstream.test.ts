@@ -81,6 +81,8 @@ interface Expectation {
   /** Upstream attempts (1 + retries). */
   attempts?: number;
   retryAfter?: string;
+  /** What the error's message must say. */
+  message?: RegExp;
 }
 
 const cases: { fault: Fault | 'refused'; json: Expectation; stream: Expectation }[] = [
@@ -89,6 +91,7 @@ const cases: { fault: Fault | 'refused'; json: Expectation; stream: Expectation 
   { fault: 'reset-mid-stream', json: { status: 502, code: 'upstream_unreachable', attempts: 2 }, stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_unreachable', attempts: 1 } },
   { fault: 'hang', json: { status: 504, code: 'upstream_timeout', attempts: 2 }, stream: { status: 504, code: 'upstream_timeout', attempts: 2 } },
   { fault: 'drip', json: { status: 200, text: 'Hello world', attempts: 1 }, stream: { status: 200, text: 'Hello world', attempts: 1 } },
+  { fault: 'stall-after-headers', json: { status: 504, code: 'upstream_timeout', attempts: 2, message: /waiting for more output/ }, stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_timeout', attempts: 1, message: /waiting for more output/ } },
   { fault: 'drip-forever', json: { status: 504, code: 'upstream_timeout', attempts: 2 }, stream: { status: 504, code: 'upstream_timeout', attempts: 2 } },
   { fault: '429', json: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' }, stream: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' } },
   { fault: '500', json: { status: 502, code: 'upstream_error', attempts: 2 }, stream: { status: 502, code: 'upstream_error', attempts: 2 } },
@@ -124,6 +127,7 @@ describe('upstream faults', () => {
         if (expected.status !== 200) {
           assertErrorShape(response.body, fault);
           assert.equal(response.body.error.code, expected.code);
+          if (expected.message) assert.match(response.body.error.message, expected.message);
           assert.equal(response.headers.get('content-type')?.startsWith('application/json'), true);
         } else if (stream) {
           assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
@@ -135,6 +139,7 @@ describe('upstream faults', () => {
             const last = chunks.at(-1);
             assertErrorShape(last, fault);
             assert.equal(last.error.code, expected.code);
+            if (expected.message) assert.match(last.error.message, expected.message);
             assert.ok(!response.text.includes('[DONE]'), 'a failed stream must not claim success');
           } else {
             assert.equal(text, expected.text);

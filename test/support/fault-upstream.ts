@@ -15,6 +15,7 @@ export type Fault =
   | 'hang'
   | 'drip'
   | 'drip-forever'
+  | 'stall-after-headers'
   | '429'
   | '500'
   | '503'
@@ -172,6 +173,16 @@ export class FaultUpstream {
         };
         return step();
       }
+      case 'stall-after-headers':
+        // The headers and the start of the answer, then silence (the connection stays open).
+        if (stream) {
+          response.writeHead(200, sseHeaders);
+          this.write(response, `data: ${completionChunk('Hello')}\n\n`);
+        } else {
+          response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
+          this.write(response, completionJson.slice(0, 20));
+        }
+        return;
       case '429':
         response.writeHead(429, { ...jsonHeaders, 'retry-after': '1' });
         return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));

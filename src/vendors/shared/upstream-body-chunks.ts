@@ -10,7 +10,8 @@
  * - leaving early (`return`, as `for await` does on `break` or a throw) releases the deadline and,
  *   when the body was not read to its end, aborts the request (its socket is destroyed).
  */
-import type { Deadline, UpstreamResponse } from './upstream-client.js';
+import type { UpstreamResponse } from './upstream-client.js';
+import type { Deadline } from './upstream-deadline.js';
 import type { UpstreamExchange } from './upstream-exchange.js';
 
 /** Maps a transport failure (or the client's abort) to what the caller should see: the UpstreamClient. */
@@ -49,7 +50,7 @@ export class UpstreamBodyChunks implements AsyncIterableIterator<Buffer> {
       if (this.index < this.pending.length) {
         const chunk = this.pending[this.index++];
         const deadline = this.deadline;
-        if (deadline && !deadline.cleared && chunk.includes('data:')) deadline.clear();
+        if (deadline && deadline.answerPending && chunk.includes('data:')) deadline.clear();
         return { value: chunk, done: false };
       }
       const taken = exchange.take();

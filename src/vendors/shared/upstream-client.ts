@@ -9,6 +9,7 @@ import { Agent } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
+import { Deadline, type DeadlineLimits } from './upstream-deadline.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
 import { UpstreamBodyChunks } from './upstream-body-chunks.js';
@@ -57,15 +58,20 @@ const errorBodyLimit = 64 * 1024;
 
 export class UpstreamClient {
   private readonly agent: Agent;
+  private readonly answerLimits: DeadlineLimits;
+  private readonly streamLimits: DeadlineLimits;
 
   constructor(private readonly options: UpstreamClientOptions) {
-    const { transport } = options;
+    const { transport, vendor } = options;
+    this.answerLimits = { vendor, answerMs: transport.responseTimeoutMs, idleMs: transport.idleTimeoutMs, idleFromStart: false };
+    this.streamLimits = { ...this.answerLimits, idleFromStart: true };
     this.agent = new Agent({
       connect: { timeout: transport.connectTimeoutMs },
       connections: transport.maxConnectionsPerOrigin,
       keepAliveTimeout: 30_000,
-      headersTimeout: transport.responseTimeoutMs,
-      bodyTimeout: transport.idleTimeoutMs,
+      // Off: the Deadline keeps both limits with one timer per request (see upstream-deadline.ts).
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
   }
 
@@ -74,12 +80,10 @@ export class UpstreamClient {
   }
 
   async open(request: UpstreamRequest): Promise<UpstreamResponse> {
-    const { transport, vendor } = this.options;
+    const { vendor } = this.options;
     const started = performance.now();
     const exchange = new UpstreamExchange();
-    // Idle timeouts reset on every byte, so a slow drip would never trip them: a second, whole-answer
-    // deadline bounds a non-stream call (headers + body) and a stream's wait for its first event.
-    const deadline = new Deadline(transport.responseTimeoutMs, () => new VendorError(`The '${vendor}' vendor timed out (waiting for an answer).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true }), request.signal, exchange);
+    const deadline = new Deadline(request.streaming ? this.streamLimits : this.answerLimits, request.signal, exchange);
     try {
       const target = targetOf(request.url);
       this.agent.dispatch({
@@ -88,8 +92,8 @@ export class UpstreamClient {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
         body: JSON.stringify(request.body),
-        headersTimeout: request.streaming ? transport.idleTimeoutMs : transport.responseTimeoutMs,
-        bodyTimeout: transport.idleTimeoutMs,
+        headersTimeout: 0,
+        bodyTimeout: 0,
       }, exchange);
       await exchange.headersArrived();
     } catch (error) {
@@ -206,72 +210,4 @@ function safeExtract(extract: (text: string) => ExtractedError, text: string): E
   } catch {
     return { message: null };
   }
-}
-
-/**
- * A one-shot, unref'd timer that aborts the upstream exchange with a timeout VendorError; it also
- * follows `parent` (the client's signal), aborting the exchange with the client's reason.
- */
-export class Deadline {
-  private timer: NodeJS.Timeout | null;
-  private failure: VendorError | null = null;
-  private readonly makeError: () => VendorError;
-  private readonly parent: AbortSignal | null;
-  private readonly exchange: UpstreamExchange;
-
-  constructor(milliseconds: number, makeError: () => VendorError, parent: AbortSignal | null, exchange: UpstreamExchange) {
-    this.parent = parent;
-    this.exchange = exchange;
-    // The deadline itself listens (an EventListener object, no closure per call): see handleEvent.
-    if (parent?.aborted) this.handleEvent();
-    else parent?.addEventListener('abort', this, { once: true });
-    this.makeError = makeError;
-    // A shared callback with the deadline as its argument: no closure per call.
-    this.timer = setTimeout(expireDeadline, milliseconds, this);
-    this.timer.unref();
-  }
-
-  /** The timer fired. */
-  expire(): void {
-    this.timer = null;
-    this.failure = this.makeError();
-    this.exchange.abort(this.failure);
-  }
-
-  /** The parent aborted: end the exchange with the client's reason. */
-  handleEvent(): void {
-    this.exchange.abort(toError(abortReason(this.parent!)));
-  }
-
-  get expired(): boolean {
-    return this.failure !== null;
-  }
-
-  get cleared(): boolean {
-    return this.timer === null;
-  }
-
-  get error(): VendorError {
-    return this.failure!;
-  }
-
-  /** Stops the timer; the exchange keeps following the parent (a stream body still needs client aborts). */
-  clear(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-
-  /** Done with the request entirely: detach from the parent signal too. */
-  release(): void {
-    this.clear();
-    this.parent?.removeEventListener('abort', this);
-  }
-}
-
-function expireDeadline(deadline: Deadline): void {
-  deadline.expire();
-}
-
-function toError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason));
 }

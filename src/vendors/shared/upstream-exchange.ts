@@ -19,6 +19,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   failure: Error | null = null;
   /** Body bytes received so far. */
   received = 0;
+  /** When the headers or the latest body bytes came (or the paused socket resumed), on performance.now()'s clock. */
+  lastActivityAt = 0;
   private controller: Dispatcher.DispatchController | null = null;
   private pendingAbort: Error | null = null;
   private headersSettled = false;
@@ -46,8 +48,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const chunks = this.queue;
     this.queue = [];
     this.queuedBytes = 0;
-    if (this.controller?.paused && !this.done) this.controller.resume();
+    if (this.controller?.paused && !this.done) {
+      this.controller.resume();
+      this.lastActivityAt = performance.now();
+    }
     return chunks;
+  }
+
+  /** The gateway paused the socket: its consumer has not caught up. */
+  get paused(): boolean {
+    return this.controller?.paused ?? false;
   }
 
   /** Resolves at the next data, end or failure (at once when something is already there). */
@@ -73,6 +83,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return; // 1xx informational: the real answer follows
     this.status = statusCode;
     this.headers = headers;
+    this.lastActivityAt = performance.now();
     this.settleHeaders(null);
   }
 
@@ -80,6 +91,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.queue.push(chunk);
     this.queuedBytes += chunk.length;
     this.received += chunk.length;
+    this.lastActivityAt = performance.now();
     if (this.queuedBytes >= pauseAtBytes && !controller.paused) controller.pause();
     this.notify();
   }
