@@ -177,7 +177,7 @@ export class CompletionRun {
     try {
       await this.pipeline.dependencies.ledger.record(record);
     } finally {
-      this.pipeline.settled(this);
+      this.pipeline.settled();
     }
     return usage;
   }
@@ -254,8 +254,13 @@ class Generation implements AsyncIterableIterator<StreamPart[]> {
 
 export class CompletionPipeline {
   readonly dependencies: PipelineDependencies;
-  /** Runs not yet finished; shutdown waits for their ledger records before closing storage. */
-  private readonly inFlight = new Set<CompletionRun>();
+  /**
+   * Runs not yet finished; shutdown waits for their ledger records before closing storage. A count,
+   * not a Set of runs: a long-lived Set that requests are added to and deleted from kept whole
+   * requests alive through young-generation GCs once any full GC had promoted its table (README,
+   * "Objects that outlive their request").
+   */
+  private inFlight = 0;
   private drained: (() => void) | null = null;
 
   constructor(dependencies: PipelineDependencies) {
@@ -264,19 +269,19 @@ export class CompletionPipeline {
 
   begin(requestId: string, caller: Caller): CompletionRun {
     const run = new CompletionRun(this, requestId, caller);
-    this.inFlight.add(run);
+    this.inFlight++;
     return run;
   }
 
-  /** Called by a run once its ledger write settled (written or failed). */
-  settled(run: CompletionRun): void {
-    this.inFlight.delete(run);
-    if (this.inFlight.size === 0) this.drained?.();
+  /** Called by a run, once, when its ledger write settled (written or failed). */
+  settled(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) this.drained?.();
   }
 
   /** Resolves when every run has settled its record, or after `timeoutMs`. */
   async drain(timeoutMs: number): Promise<void> {
-    if (this.inFlight.size === 0) return;
+    if (this.inFlight === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       timer.unref();

@@ -40,6 +40,8 @@ export class SseWriter {
   };
   /** The last write filled the socket's buffer: wait for `drain` before producing more. */
   private blocked = false;
+  /** This writer's place in its keep-alive group (see `watch`), or -1 when it is not in one. */
+  keepAliveSlot = -1;
   /** Producers waiting in `drained()` for the socket to drain. */
   private waiters: (() => void)[] = [];
   /** Registered at the write that filled the buffer, so a drain that comes before anyone waits is not missed. */
@@ -181,27 +183,47 @@ export class SseWriter {
   }
 }
 
-/** Open writers by keep-alive interval, each group ticked by one unref'd timer. */
-const groups = new Map<number, { writers: Set<SseWriter>; timer: NodeJS.Timeout }>();
+/**
+ * Open writers by keep-alive interval, each group ticked by one unref'd timer. A group keeps its
+ * writers in an array, each writer knowing its slot (removal moves the last writer into it), not
+ * in a Set: a long-lived Set that requests are added to and deleted from kept whole requests
+ * alive through young-generation GCs once a full GC had promoted its table (README, "Objects that
+ * outlive their request").
+ */
+interface KeepAliveGroup {
+  writers: SseWriter[];
+  timer: NodeJS.Timeout;
+}
+const groups = new Map<number, KeepAliveGroup>();
 
 function watch(writer: SseWriter, intervalMs: number): void {
   let group = groups.get(intervalMs);
   if (!group) {
-    const writers = new Set<SseWriter>();
+    const writers: SseWriter[] = [];
     const timer = setInterval(() => {
       const now = performance.now();
-      for (const each of writers) each.keepAlive(now);
+      // Backwards: a writer that leaves during the walk is replaced by one already visited.
+      for (let index = writers.length - 1; index >= 0; index--) writers[index]?.keepAlive(now);
     }, Math.max(50, Math.floor(intervalMs / 3)));
     timer.unref();
     group = { writers, timer };
     groups.set(intervalMs, group);
   }
-  group.writers.add(writer);
+  writer.keepAliveSlot = group.writers.length;
+  group.writers.push(writer);
 }
 
 function unwatch(writer: SseWriter, intervalMs: number): void {
+  const slot = writer.keepAliveSlot;
   const group = groups.get(intervalMs);
-  if (!group || !group.writers.delete(writer) || group.writers.size > 0) return;
+  if (slot < 0 || !group) return;
+  writer.keepAliveSlot = -1;
+  const last = group.writers.pop()!;
+  if (last !== writer) {
+    group.writers[slot] = last;
+    last.keepAliveSlot = slot;
+  }
+  if (group.writers.length > 0) return;
   clearInterval(group.timer);
   groups.delete(intervalMs);
 }
