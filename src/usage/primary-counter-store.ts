@@ -15,16 +15,27 @@ type Operation =
 interface Request { type: 'tollgate-counter'; id: number; operation: Operation }
 interface Reply { type: 'tollgate-counter-reply'; id: number; result?: unknown; error?: string }
 
+interface Waiter {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
 /** Worker side. */
 export class PrimaryCounterStore implements CounterStore {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  /**
+   * Calls waiting for the primary, by id. A plain object, not a Map: a long-lived Map that every
+   * request's waiter was set in and deleted from kept whole requests alive through young-generation
+   * GCs once a full GC had promoted it (README, "Objects that outlive their request").
+   */
+  private pending: Record<number, Waiter | undefined> = {};
   private readonly onMessage = (message: unknown) => {
     const reply = message as Reply;
     if (!reply || reply.type !== 'tollgate-counter-reply') return;
-    const waiter = this.pending.get(reply.id);
+    const waiter = this.pending[reply.id];
     if (!waiter) return;
-    this.pending.delete(reply.id);
+    delete this.pending[reply.id];
     clearTimeout(waiter.timer);
     if (reply.error) waiter.reject(new Error(reply.error));
     else waiter.resolve(reply.result);
@@ -39,14 +50,14 @@ export class PrimaryCounterStore implements CounterStore {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.pending.delete(id);
+        delete this.pending[id];
         reject(new Error('the primary process did not answer'));
       }, 5_000);
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      this.pending[id] = { resolve: resolve as (value: unknown) => void, reject, timer };
       const request: Request = { type: 'tollgate-counter', id, operation };
       process.send!(request, undefined, undefined, (error) => {
         if (!error) return;
-        this.pending.delete(id);
+        delete this.pending[id];
         clearTimeout(timer);
         reject(error);
       });
@@ -71,11 +82,13 @@ export class PrimaryCounterStore implements CounterStore {
 
   async close(): Promise<void> {
     process.off('message', this.onMessage);
-    for (const waiter of this.pending.values()) {
+    const waiting = this.pending;
+    this.pending = {};
+    for (const waiter of Object.values(waiting)) {
+      if (!waiter) continue;
       clearTimeout(waiter.timer);
       waiter.reject(new Error('closed'));
     }
-    this.pending.clear();
   }
 }
 

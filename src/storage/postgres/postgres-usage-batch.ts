@@ -33,14 +33,30 @@ export class PostgresUsageBatch {
   private readonly run: RunQuery;
   private readonly maxInFlight: number;
   private pending: Entry[] = [];
-  /** The batches in flight. */
-  private readonly writes = new Set<Promise<void>>();
+  /**
+   * Batches in flight. A count, not a Set of their promises: a long-lived Set that entries are
+   * added to and deleted from is kept, table by table, through young-generation GCs once a full GC
+   * has promoted it (README, "Objects that outlive their request").
+   */
+  private writes = 0;
+  /** `settle` waiting for the batches in flight. */
+  private idle: (() => void) | null = null;
   private scheduled = false;
   /** The INSERT text by row count, for batches of up to `maxCachedStatement` rows. */
   private readonly statements = new Map<number, string>();
   private readonly flushNow = () => {
     this.scheduled = false;
     this.flush();
+  };
+  /** A batch settled. */
+  private readonly written = () => {
+    this.writes--;
+    if (this.writes === 0 && this.idle) {
+      const idle = this.idle;
+      this.idle = null;
+      idle();
+    }
+    this.schedule();
   };
 
   constructor(run: RunQuery, maxInFlight = 2) {
@@ -57,28 +73,29 @@ export class PostgresUsageBatch {
 
   /** Sends what is queued now and waits until every batch has settled: at close, before the pool ends. */
   async settle(): Promise<void> {
-    while (this.pending.length > 0 || this.writes.size > 0) {
+    while (this.pending.length > 0 || this.writes > 0) {
       this.flush(Number.POSITIVE_INFINITY);
-      await Promise.all(this.writes);
+      if (this.writes === 0) continue;
+      await new Promise<void>((resolve) => {
+        const earlier = this.idle;
+        this.idle = earlier ? () => { earlier(); resolve(); } : resolve;
+      });
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.pending.length === 0 || this.writes.size >= this.maxInFlight) return;
+    if (this.scheduled || this.pending.length === 0 || this.writes >= this.maxInFlight) return;
     this.scheduled = true;
     setImmediate(this.flushNow);
   }
 
   private flush(maxInFlight = this.maxInFlight): void {
-    while (this.pending.length > 0 && this.writes.size < maxInFlight) {
+    while (this.pending.length > 0 && this.writes < maxInFlight) {
       const entries = this.pending.length <= maxBatch ? this.pending : this.pending.slice(0, maxBatch);
       this.pending = entries === this.pending ? [] : this.pending.slice(maxBatch);
+      this.writes++;
       // `write` settles its entries and never rejects.
-      const written: Promise<void> = this.write(entries).finally(() => {
-        this.writes.delete(written);
-        this.schedule();
-      });
-      this.writes.add(written);
+      void this.write(entries).finally(this.written);
     }
   }
 
