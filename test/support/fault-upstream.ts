@@ -38,6 +38,9 @@ const completionChunk = (text: string, finish: string | null = null) =>
 const usageChunk = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
 const completionJson = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'Hello world', index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
 
+const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+const jsonHeaders = { 'content-type': 'application/json' };
+
 /** The SSE body of a healthy two-chunk completion. */
 export const healthyStream = [`data: ${completionChunk('Hello')}\n\n`, `data: ${completionChunk(' world', 'stop')}\n\n`, `data: ${usageChunk}\n\n`, 'data: [DONE]\n\n'].join('');
 
@@ -128,9 +131,18 @@ export class FaultUpstream {
     return response.write(text);
   }
 
+  /** A 200 and the start of a healthy answer: the first chunk of a stream, 20 bytes of a JSON body. */
+  private startAnswer(response: ServerResponse, stream: boolean): void {
+    if (stream) {
+      response.writeHead(200, sseHeaders);
+      this.write(response, `data: ${completionChunk('Hello')}\n\n`);
+    } else {
+      response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
+      this.write(response, completionJson.slice(0, 20));
+    }
+  }
+
   private play(fault: Fault, stream: boolean, request: IncomingMessage, response: ServerResponse): void {
-    const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
-    const jsonHeaders = { 'content-type': 'application/json' };
     switch (fault) {
       case 'ok':
         response.writeHead(200, stream ? sseHeaders : jsonHeaders);
@@ -138,13 +150,7 @@ export class FaultUpstream {
       case 'reset-before-headers':
         return void request.socket.resetAndDestroy();
       case 'reset-mid-stream':
-        if (stream) {
-          response.writeHead(200, sseHeaders);
-          this.write(response, `data: ${completionChunk('Hello')}\n\n`);
-        } else {
-          response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
-          this.write(response, completionJson.slice(0, 20));
-        }
+        this.startAnswer(response, stream);
         return this.later(50, () => request.socket.resetAndDestroy());
       case 'hang':
         return;
@@ -175,14 +181,7 @@ export class FaultUpstream {
       }
       case 'stall-after-headers':
         // The headers and the start of the answer, then silence (the connection stays open).
-        if (stream) {
-          response.writeHead(200, sseHeaders);
-          this.write(response, `data: ${completionChunk('Hello')}\n\n`);
-        } else {
-          response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
-          this.write(response, completionJson.slice(0, 20));
-        }
-        return;
+        return this.startAnswer(response, stream);
       case '429':
         response.writeHead(429, { ...jsonHeaders, 'retry-after': '1' });
         return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));
