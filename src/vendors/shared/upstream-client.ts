@@ -1,7 +1,8 @@
 /**
  * HTTP to one vendor: an undici Agent keeps one keep-alive Pool per upstream origin, reused across
- * requests, with connect and idle timeouts. Requests go through undici's `dispatch` with our own
- * handler (upstream-exchange.ts): no stream, async resource or abort signal per call. `open`
+ * requests, with a connect timeout; the answer and idle limits are the exchange's Deadline
+ * (upstream-deadline.ts). Requests go through undici's `dispatch` with our own handler
+ * (upstream-exchange.ts): no stream, async resource or abort signal per call. `open`
  * returns 2xx responses only; anything else is already a VendorError. The caller's signal aborts
  * the request (the socket is destroyed, never returned half-read to the pool).
  */
