@@ -12,6 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { FaultUpstream, refusedPort, type Fault } from './support/fault-upstream.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { activeCount } from './support/active-resources.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -30,9 +31,6 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-function activeCount(kind: string): number {
-  return process.getActiveResourcesInfo().filter((name) => name === kind).length;
-}
 
 async function ledgerCount(): Promise<number> {
   return (await gateway.server.storage.queryUsage({ accountId: gateway.accountId })).totals.requests;

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getActiveResourcesInfo } from 'node:process';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { SseWriter } from '../src/http/sse-writer.js';
+import { activeCount } from './support/active-resources.js';
 
 const intervalMs = 150;
 let server: Server;
@@ -45,10 +45,9 @@ async function open(path: string): Promise<{ text: () => string; ended: Promise<
 }
 
 const pings = (text: string) => text.match(/^: ping$/gm)?.length ?? 0;
-const timeouts = () => getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 test('silent streams get pings; one ending leaves the others pinged; the shared timer stops with the last', async () => {
-  const before = timeouts();
+  const before = activeCount('Timeout');
   const streams = [await open('/a'), await open('/b'), await open('/c')];
   await sleep(intervalMs * 3);
   for (const stream of streams) assert.ok(pings(stream.text()) >= 1, `no ping yet: ${JSON.stringify(stream.text())}`);
@@ -65,5 +64,5 @@ test('silent streams get pings; one ending leaves the others pinged; the shared 
   enders.get('/c')!();
   await Promise.all([streams[0].ended, streams[2].ended]);
   await sleep(20);
-  assert.equal(timeouts(), before, 'the keep-alive timer outlived its streams');
+  assert.equal(activeCount('Timeout'), before, 'the keep-alive timer outlived its streams');
 });

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { getActiveResourcesInfo } from 'node:process';
 import { transportOptionsSchema } from '../src/vendors/shared/transport-options.js';
 import { UpstreamClient } from '../src/vendors/shared/upstream-client.js';
 import { VendorError } from '../src/vendors/vendor-error.js';
+import { activeCount } from './support/active-resources.js';
 
 type Script = (response: ServerResponse) => void;
 let server: Server;
@@ -51,7 +51,6 @@ function client(idleTimeoutMs: number, responseTimeoutMs: number): UpstreamClien
   });
 }
 
-const timeouts = () => getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 async function call(upstream: UpstreamClient, streaming: boolean): Promise<{ text: string; ms: number }> {
   const started = performance.now();
@@ -76,7 +75,7 @@ async function failure(promise: Promise<unknown>): Promise<VendorError> {
 /** A call with a 200 ms idle limit and a 5 s answer limit must fail with a 504 at the idle limit, leaving no timer behind. */
 async function expectIdleTimeout(streaming: boolean, message: RegExp): Promise<void> {
   const upstream = client(200, 5_000);
-  const before = timeouts();
+  const before = activeCount('Timeout');
   const started = performance.now();
   const error = await failure(call(upstream, streaming));
   const elapsed = performance.now() - started;
@@ -84,7 +83,7 @@ async function expectIdleTimeout(streaming: boolean, message: RegExp): Promise<v
   assert.match(error.message, message);
   assert.ok(elapsed >= 190 && elapsed < 1_500, `failed after ${elapsed} ms`);
   await upstream.close();
-  assert.equal(timeouts(), before);
+  assert.equal(activeCount('Timeout'), before);
 }
 
 test('a stream whose headers do not come within the idle limit fails with a 504 (waiting for an answer)', async () => {
@@ -94,13 +93,13 @@ test('a stream whose headers do not come within the idle limit fails with a 504 
 
 test('a non-stream answer may take longer than the idle limit to start (vendors answer when done)', async () => {
   const upstream = client(150, 5_000);
-  const before = timeouts();
+  const before = activeCount('Timeout');
   script = (response) => later(600, () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
   const { text, ms } = await call(upstream, false);
   assert.equal(text, '{"ok":true}');
   assert.ok(ms >= 590, `answered after ${ms} ms`);
   await upstream.close();
-  assert.equal(timeouts(), before);
+  assert.equal(activeCount('Timeout'), before);
 });
 
 test('a non-stream body that stops after its headers fails at the idle limit, long before the answer limit', async () => {
@@ -132,7 +131,7 @@ test('a stream that keeps sending within the idle limit is never cut, however lo
 
 test('a consumer that stops reading for several idle limits pauses the upstream but is not timed out', async () => {
   const upstream = client(150, 5_000);
-  const before = timeouts();
+  const before = activeCount('Timeout');
   const size = 2 * 1024 * 1024;
   script = (response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -158,5 +157,5 @@ test('a consumer that stops reading for several idle limits pauses the upstream 
   for await (const chunk of chunks) received += chunk.length;
   assert.equal(received, size);
   await upstream.close();
-  assert.equal(timeouts(), before);
+  assert.equal(activeCount('Timeout'), before);
 });

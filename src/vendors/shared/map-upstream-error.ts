@@ -62,12 +62,16 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
 
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
+/** The vendor took too long: `what` says at which step ('connecting', 'waiting for an answer', 'waiting for more output'). */
+export function upstreamTimeout(vendor: string, what: string, cause?: unknown): VendorError {
+  return new VendorError(`The '${vendor}' vendor timed out (${what}).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true, cause });
+}
+
 /** A failure below HTTP: no status from the vendor. Always retryable (nothing was generated). */
 export function mapTransportError(vendor: string, error: unknown): VendorError {
   const code = errorCode(error);
   if (code && timeoutCodes.has(code)) {
-    const what = code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : code === 'UND_ERR_BODY_TIMEOUT' ? 'waiting for more output' : 'waiting for an answer';
-    return new VendorError(`The '${vendor}' vendor timed out (${what}).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true, cause: error });
+    return upstreamTimeout(vendor, code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : code === 'UND_ERR_BODY_TIMEOUT' ? 'waiting for more output' : 'waiting for an answer', error);
   }
   const why = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found' : 'connection failed';
   return new VendorError(`The '${vendor}' vendor could not be reached (${why}).`, { vendor, status: 502, code: 'upstream_unreachable', retryable: true, cause: error });

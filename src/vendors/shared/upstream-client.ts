@@ -93,8 +93,6 @@ export class UpstreamClient {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
         body: JSON.stringify(request.body),
-        headersTimeout: 0,
-        bodyTimeout: 0,
       }, exchange);
       await exchange.headersArrived();
     } catch (error) {

@@ -18,8 +18,9 @@
  * The deadline also follows `parent` (the client's signal), aborting the exchange with the
  * client's reason.
  */
-import { VendorError } from '../vendor-error.js';
+import type { VendorError } from '../vendor-error.js';
 import { abortReason } from './abort.js';
+import { upstreamTimeout } from './map-upstream-error.js';
 import type { UpstreamExchange } from './upstream-exchange.js';
 
 export interface DeadlineLimits {
@@ -88,7 +89,6 @@ export class Deadline {
 
   /** Done with the request entirely: stop the timer and detach from the parent signal. */
   release(): void {
-    this.answerBy = Infinity;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.parent?.removeEventListener('abort', this);
@@ -110,8 +110,7 @@ export class Deadline {
   }
 
   private expire(what: string): void {
-    const { vendor } = this.limits;
-    this.failure = new VendorError(`The '${vendor}' vendor timed out (${what}).`, { vendor, status: 504, code: 'upstream_timeout', retryable: true });
+    this.failure = upstreamTimeout(this.limits.vendor, what);
     this.exchange.abort(this.failure);
   }
 }
