@@ -3,26 +3,29 @@
  * run on the gateway core at once (only one under load at a time) and take turns in short slices
  * against the same mock, so the machine's drift over seconds hits both alike.
  *
- *   node dist/bench/compare-builds.js --baseline /path/to/old/dist [--candidate DIR] [--mode json|stream]
+ *   node dist/bench/compare-builds.js --baseline /path/to/old/dist [--candidate DIR] [--mode json|stream|ttfb]
  *        [--rounds 7] [--slice 3] [--connections 16] [--baseline-env K=V,…] [--env K=V,…]
  *
  * The baseline is another checkout's `dist` directory (`git worktree add` + `npm ci` + build); the
  * candidate is this build unless `--candidate` names another. `--env` / `--baseline-env` set
  * environment for one side only, to weigh a setting instead of a change. Prints each slice and
- * the medians over slices: requests/s, CPU and GC µs per request, latency p50/p99, and the
- * candidate's change in percent.
+ * the medians over slices: requests/s, CPU and GC µs per request, latency p50/p99, each side's
+ * peak RSS at the end, and the candidate's change in percent. `--mode ttfb` times the first body byte of streams instead (the
+ * benchmark's first-byte cell) and runs the floor proxy as a third side, since that target is a
+ * difference from the floor.
  */
 import { resolve } from 'node:path';
-import { checkGateway, gatewayCore, loadCore, startMock, startTollgate, type Gateway } from './gateways.js';
+import { checkGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway } from './gateways.js';
 import { startLoadClient } from './load-client.js';
-import { measureCell, type Cell, type Mode } from './matrix.js';
+import { measureCell, measureTtfb, type Cell, type Mode } from './matrix.js';
+import type { TtfbResult } from './load-protocol.js';
 import { entryOf, parseEnv } from './build-options.js';
-import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
+import { guardChildren, killAll, memory, pinSelf, tasksetAvailable } from './processes.js';
 
 interface Options {
   baseline: string;
   candidate: string | null;
-  mode: Mode;
+  mode: Mode | 'ttfb';
   rounds: number;
   sliceS: number;
   connections: number;
@@ -41,7 +44,7 @@ function parseArgs(argv: string[]): Options {
     switch (argv[index]) {
       case '--baseline': options.baseline = resolve(value()); break;
       case '--candidate': options.candidate = resolve(value()); break;
-      case '--mode': options.mode = value() === 'stream' ? 'stream' : 'json'; break;
+      case '--mode': { const mode = value(); options.mode = mode === 'stream' || mode === 'ttfb' ? mode : 'json'; break; }
       case '--rounds': options.rounds = Math.max(1, Math.min(50, Number(value()) || 7)); break;
       case '--slice': options.sliceS = Math.max(0.5, Math.min(30, Number(value()) || 3)); break;
       case '--connections': options.connections = Math.max(1, Math.min(256, Number(value()) || 16)); break;
@@ -82,12 +85,19 @@ async function main(): Promise<void> {
       gateways.push(gateway);
     }
     const matrix = { connections: [options.connections], durationS: options.sliceS, warmupS: 0.5, ttfbConnections: options.connections, log };
-    for (const gateway of gateways) await measureCell(load, gateway, options.mode, options.connections, { ...matrix, durationS: 3, warmupS: 0 }, true);
+    if (options.mode === 'ttfb') {
+      const floor = await startFloor(pinned ? gatewayCore : null, mock.origin);
+      gateways.push(floor);
+      await compareTtfb(load, [...sides.map((side) => side.label), 'floor'], gateways, options, log);
+      return;
+    }
+    const mode = options.mode;
+    for (const gateway of gateways) await measureCell(load, gateway, mode, options.connections, { ...matrix, durationS: 3, warmupS: 0 }, true);
     const cells: Cell[][] = [[], []];
     for (let round = 0; round < options.rounds; round++) {
       // Alternate which side goes first so neither always follows the other's heat.
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const index of order) cells[index].push(await measureCell(load, gateways[index], options.mode, options.connections, matrix, true));
+      for (const index of order) cells[index].push(await measureCell(load, gateways[index], mode, options.connections, matrix, true));
       log(`  round ${round + 1}: ${sides.map((side, index) => `${side.label} ${cells[index][round].requestsPerSecond.toFixed(0)} r/s ${cells[index][round].cpuMicrosPerRequest.toFixed(1)} µs`).join('   ')}`);
     }
     const summary = cells.map((list) => ({
@@ -100,7 +110,8 @@ async function main(): Promise<void> {
     }));
     for (const [index, side] of sides.entries()) {
       const s = summary[index];
-      log(`${side.label.padEnd(9)} median ${s.rps.toFixed(0)} r/s  ${s.cpu.toFixed(1)} µs CPU/req  ${s.gc.toFixed(1)} µs GC/req  latency p50 ${s.p50.toFixed(2)} ms p99 ${s.p99.toFixed(2)} ms${s.failed ? `  FAILED ${s.failed}` : ''}`);
+      const peak = memory(gateways[index].process.pid).peakMiB;
+      log(`${side.label.padEnd(9)} median ${s.rps.toFixed(0)} r/s  ${s.cpu.toFixed(1)} µs CPU/req  ${s.gc.toFixed(1)} µs GC/req  latency p50 ${s.p50.toFixed(2)} ms p99 ${s.p99.toFixed(2)} ms  peak RSS ${peak.toFixed(1)} MiB${s.failed ? `  FAILED ${s.failed}` : ''}`);
     }
     const [a, b] = summary;
     log(`candidate vs baseline: throughput ${(((b.rps / a.rps) - 1) * 100).toFixed(1)}%, CPU per request ${(((b.cpu / a.cpu) - 1) * 100).toFixed(1)}%`);
@@ -108,6 +119,26 @@ async function main(): Promise<void> {
     for (const gateway of gateways) await gateway.stop();
     await load.stop();
     await mock.process.stop();
+  }
+}
+
+/** First-byte slices in turn for every side; medians of each slice's p50 and p99, and each build's difference from the floor. */
+async function compareTtfb(load: Parameters<typeof measureTtfb>[0], labels: string[], gateways: Gateway[], options: Options, log: (line: string) => void): Promise<void> {
+  for (const gateway of gateways) await measureTtfb(load, gateway, 2, 0, options.connections);
+  const slices: TtfbResult[][] = gateways.map(() => []);
+  for (let round = 0; round < options.rounds; round++) {
+    const order = gateways.map((_, index) => (index + round) % gateways.length);
+    for (const index of order) slices[index].push(await measureTtfb(load, gateways[index], options.sliceS, 0.5, options.connections));
+    log(`  round ${round + 1}: ${labels.map((label, index) => `${label} ${slices[index][round].ttfb?.p50.toFixed(2) ?? '-'} ms (${slices[index][round].requestsPerSecond.toFixed(0)} r/s)`).join('   ')}`);
+  }
+  const floorP50 = median(slices[slices.length - 1].map((slice) => slice.ttfb?.p50 ?? NaN));
+  for (const [index, label] of labels.entries()) {
+    const p50 = median(slices[index].map((slice) => slice.ttfb?.p50 ?? NaN));
+    const p99 = median(slices[index].map((slice) => slice.ttfb?.p99 ?? NaN));
+    const rps = median(slices[index].map((slice) => slice.requestsPerSecond));
+    const failed = slices[index].reduce((sum, slice) => sum + slice.failed, 0);
+    const over = index < labels.length - 1 ? `  ${(p50 - floorP50 >= 0 ? '+' : '')}${(p50 - floorP50).toFixed(2)} ms over the floor` : '';
+    log(`${label.padEnd(9)} median first byte p50 ${p50.toFixed(2)} ms p99 ${p99.toFixed(2)} ms  ${rps.toFixed(0)} r/s${over}${failed ? `  FAILED ${failed}` : ''}`);
   }
 }
 

@@ -193,7 +193,7 @@ function medianBy<T>(items: T[], key: (item: T) => number): T {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
+export function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
   return load.run<TtfbResult>({
     kind: 'ttfb',
     target: { url: gateway.url, headers: gateway.headers },

@@ -102,4 +102,12 @@ describe('tollgate CLI', () => {
       assert.match(result.stderr, /TOLLGATE_PARALLEL_SCAVENGE must be auto, on or off/, value);
     }
   });
+
+  test('a bad TOLLGATE_WASM_TIER_UP stops serve with a message naming it', () => {
+    for (const value of ['auto', '1']) {
+      const result = runCli(['serve'], { ...env, TOLLGATE_WASM_TIER_UP: value });
+      assert.notEqual(result.status, 0, value);
+      assert.match(result.stderr, /TOLLGATE_WASM_TIER_UP must be on or off/, value);
+    }
+  });
 });

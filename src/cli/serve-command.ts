@@ -14,7 +14,7 @@ export function registerServeCommand(program: Command, loadConfig: () => Config)
     .option('--workers <n>', 'worker processes sharing the port (default: one per core)', positiveInteger)
     .action(async (options: { workers?: number }) => {
       const config = loadConfig();
-      applyHeapPolicy({ growingPercent: config.heapGrowingPercent, parallelScavenge: config.parallelScavenge });
+      applyHeapPolicy({ growingPercent: config.heapGrowingPercent, parallelScavenge: config.parallelScavenge, wasmTierUp: config.wasmTierUp });
       if (cluster.isWorker) {
         // The primary gives one worker at a time the SQLite checkpoints (cluster-primary.ts).
         const sqliteCheckpoints = process.env[CHECKPOINTS_VARIABLE] !== '0';

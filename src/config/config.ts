@@ -42,6 +42,12 @@ export interface Config {
    * src/server/heap-policy.ts.
    */
   parallelScavenge: 'auto' | 'on' | 'off';
+  /**
+   * Whether V8 recompiles hot WebAssembly (undici's HTTP parser) with its optimising compiler
+   * (TOLLGATE_WASM_TIER_UP: `off`, the default, keeps the baseline code; `on`). See
+   * src/server/heap-policy.ts.
+   */
+  wasmTierUp: boolean;
   /** Allowed CORS origins; empty = CORS off. */
   corsOrigins: string[];
   /** Per-vendor options from the config file, keyed by vendor name; each adapter validates its own slice. */
@@ -94,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
     heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 60,
     parallelScavenge: parseParallelScavenge(env.TOLLGATE_PARALLEL_SCAVENGE),
+    wasmTierUp: parseOnOff(env.TOLLGATE_WASM_TIER_UP, 'TOLLGATE_WASM_TIER_UP', false),
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),
@@ -154,6 +161,14 @@ function parseParallelScavenge(value: string | undefined): Config['parallelScave
   const setting = value.trim().toLowerCase();
   if (setting === 'auto' || setting === 'on' || setting === 'off') return setting;
   throw new ConfigError(`TOLLGATE_PARALLEL_SCAVENGE must be auto, on or off, got '${value}'`);
+}
+
+function parseOnOff(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  const setting = value.trim().toLowerCase();
+  if (setting === 'on') return true;
+  if (setting === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got '${value}'`);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -143,9 +143,11 @@ export class SseWriter {
    */
   holdForEnd(): void {
     this.holding = true;
-    if (!this.flushScheduled) return;
-    clearImmediate(this.flushScheduled);
-    this.flushScheduled = null;
+    if (this.flushScheduled) {
+      clearImmediate(this.flushScheduled);
+      this.flushScheduled = null;
+    }
+    if (process.env.TG_EARLY === '1' && this.pending) this.writePending();
   }
 
   /** Called by the shared timer: a comment line when nothing was written for a whole interval. */

@@ -15,9 +15,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-const { path, intervalMs, restartFrames } = workerData as { path: string; intervalMs: number; restartFrames: number };
+const { path, intervalMs, restartFrames, cacheKiB } = workerData as { path: string; intervalMs: number; restartFrames: number; cacheKiB: number };
 const db = new Database(path);
 db.pragma('busy_timeout = 5000');
+db.pragma(`cache_size = -${cacheKiB}`);
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
 

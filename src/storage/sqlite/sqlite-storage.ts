@@ -51,6 +51,14 @@ export interface SqliteOptions {
 /** How long statements other than ledger commits wait for a lock, inside SQLite (they are rare: admin commands). */
 const busyTimeoutMs = 5_000;
 
+/**
+ * Each connection's page cache, KiB: SQLite's own default. better-sqlite3 builds SQLite with 16 MiB
+ * instead, and the ledger connection filled it as the table and its indexes grew (the largest
+ * malloc user under the benchmark's load, 17 MiB at peak in heaptrack); at 2 MiB the peak RSS
+ * fell ~18 MiB for +2.7% CPU a non-stream request (README, "Peak memory, session 15").
+ */
+export const pageCacheKiB = 2048;
+
 export function createSqliteStorage(path: string, options: SqliteOptions = {}): Storage {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
@@ -58,12 +66,14 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('foreign_keys = ON');
+  db.pragma(`cache_size = -${pageCacheKiB}`);
   // Ledger commits have a connection of their own that never waits inside SQLite for a lock
   // (sqlite-usage-batch.ts). An in-memory database exists only on its one connection.
   const ledgerDb = path === ':memory:' ? db : new Database(path);
   if (ledgerDb !== db) {
     ledgerDb.pragma('synchronous = NORMAL');
     ledgerDb.pragma('busy_timeout = 0');
+    ledgerDb.pragma(`cache_size = -${pageCacheKiB}`);
   }
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
@@ -220,7 +230,7 @@ const holdLimitMs = 1_000;
 function startCheckpointer(db: Database.Database, path: string, batch: UsageBatch, timing: { restartFrames: number; intervalMs: number }): { stop(): Promise<void> } | null {
   let worker: Worker;
   try {
-    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, ...timing } });
+    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, cacheKiB: pageCacheKiB, ...timing } });
   } catch {
     return null;
   }
