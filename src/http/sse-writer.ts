@@ -143,11 +143,9 @@ export class SseWriter {
    */
   holdForEnd(): void {
     this.holding = true;
-    if (this.flushScheduled) {
-      clearImmediate(this.flushScheduled);
-      this.flushScheduled = null;
-    }
-    if (process.env.TG_EARLY === '1' && this.pending) this.writePending();
+    if (!this.flushScheduled) return;
+    clearImmediate(this.flushScheduled);
+    this.flushScheduled = null;
   }
 
   /** Called by the shared timer: a comment line when nothing was written for a whole interval. */
