@@ -10,9 +10,9 @@
  * candidate is this build unless `--candidate` names another. `--env` / `--baseline-env` set
  * environment for one side only, to weigh a setting instead of a change. Prints each slice and
  * the medians over slices: requests/s, CPU and GC µs per request, latency p50/p99, each side's
- * peak RSS at the end, and the candidate's change in percent. `--mode ttfb` times the first body byte of streams instead (the
- * benchmark's first-byte cell) and runs the floor proxy as a third side, since that target is a
- * difference from the floor.
+ * peak RSS at the end, and the candidate's change in percent. `--mode ttfb` times the first body
+ * byte of streams instead (the benchmark's first-byte cell) and runs the floor proxy as a third
+ * side, since that target is a difference from the floor.
  */
 import { resolve } from 'node:path';
 import { checkGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway } from './gateways.js';

@@ -99,8 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
     keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
     heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 60,
-    parallelScavenge: parseParallelScavenge(env.TOLLGATE_PARALLEL_SCAVENGE),
-    wasmTierUp: parseOnOff(env.TOLLGATE_WASM_TIER_UP, 'TOLLGATE_WASM_TIER_UP', false),
+    parallelScavenge: parseChoice(env.TOLLGATE_PARALLEL_SCAVENGE, 'TOLLGATE_PARALLEL_SCAVENGE', ['auto', 'on', 'off'] as const, 'auto'),
+    wasmTierUp: parseChoice(env.TOLLGATE_WASM_TIER_UP, 'TOLLGATE_WASM_TIER_UP', ['on', 'off'] as const, 'off') === 'on',
     corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),
@@ -156,19 +156,13 @@ function parseWholePercent(value: string, name: string): number {
   return number;
 }
 
-function parseParallelScavenge(value: string | undefined): Config['parallelScavenge'] {
-  if (value === undefined || value === '') return 'auto';
-  const setting = value.trim().toLowerCase();
-  if (setting === 'auto' || setting === 'on' || setting === 'off') return setting;
-  throw new ConfigError(`TOLLGATE_PARALLEL_SCAVENGE must be auto, on or off, got '${value}'`);
-}
-
-function parseOnOff(value: string | undefined, name: string, fallback: boolean): boolean {
+/** One of a fixed set of words (case and spaces ignored); unset or empty gives `fallback`. */
+function parseChoice<T extends string>(value: string | undefined, name: string, choices: readonly T[], fallback: T): T {
   if (value === undefined || value === '') return fallback;
   const setting = value.trim().toLowerCase();
-  if (setting === 'on') return true;
-  if (setting === 'off') return false;
-  throw new ConfigError(`${name} must be on or off, got '${value}'`);
+  if ((choices as readonly string[]).includes(setting)) return setting as T;
+  const listed = choices.length === 2 ? choices.join(' or ') : `${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}`;
+  throw new ConfigError(`${name} must be ${listed}, got '${value}'`);
 }
 
 function deepFreeze<T>(value: T): T {

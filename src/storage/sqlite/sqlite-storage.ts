@@ -66,15 +66,14 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('foreign_keys = ON');
-  db.pragma(`cache_size = -${pageCacheKiB}`);
   // Ledger commits have a connection of their own that never waits inside SQLite for a lock
   // (sqlite-usage-batch.ts). An in-memory database exists only on its one connection.
   const ledgerDb = path === ':memory:' ? db : new Database(path);
   if (ledgerDb !== db) {
     ledgerDb.pragma('synchronous = NORMAL');
     ledgerDb.pragma('busy_timeout = 0');
-    ledgerDb.pragma(`cache_size = -${pageCacheKiB}`);
   }
+  for (const connection of new Set([db, ledgerDb])) connection.pragma(`cache_size = -${pageCacheKiB}`);
   let statements: ReturnType<typeof prepareStatements> | null = null;
   const prepared = () => (statements ??= prepareStatements(db));
   let insertMany: ((records: UsageRecord[]) => boolean[]) | null = null;
