@@ -129,16 +129,18 @@ async function compareTtfb(load: Parameters<typeof measureTtfb>[0], labels: stri
   for (let round = 0; round < options.rounds; round++) {
     const order = gateways.map((_, index) => (index + round) % gateways.length);
     for (const index of order) slices[index].push(await measureTtfb(load, gateways[index], options.sliceS, 0.5, options.connections));
-    log(`  round ${round + 1}: ${labels.map((label, index) => `${label} ${slices[index][round].ttfb?.p50.toFixed(2) ?? '-'} ms (${slices[index][round].requestsPerSecond.toFixed(0)} r/s)`).join('   ')}`);
+    log(`  round ${round + 1}: ${labels.map((label, index) => `${label} ${slices[index][round].ttfb?.p50.toFixed(2) ?? '-'} ms (${slices[index][round].requestsPerSecond.toFixed(0)} r/s, ${slices[index][round].cpuMicrosPerRequest?.toFixed(0) ?? '-'} µs)`).join('   ')}`);
   }
   const floorP50 = median(slices[slices.length - 1].map((slice) => slice.ttfb?.p50 ?? NaN));
   for (const [index, label] of labels.entries()) {
     const p50 = median(slices[index].map((slice) => slice.ttfb?.p50 ?? NaN));
     const p99 = median(slices[index].map((slice) => slice.ttfb?.p99 ?? NaN));
     const rps = median(slices[index].map((slice) => slice.requestsPerSecond));
+    const cpu = median(slices[index].map((slice) => slice.cpuMicrosPerRequest ?? NaN));
+    const core = median(slices[index].map((slice) => slice.cpuUtilisation ?? NaN));
     const failed = slices[index].reduce((sum, slice) => sum + slice.failed, 0);
     const over = index < labels.length - 1 ? `  ${(p50 - floorP50 >= 0 ? '+' : '')}${(p50 - floorP50).toFixed(2)} ms over the floor` : '';
-    log(`${label.padEnd(9)} median first byte p50 ${p50.toFixed(2)} ms p99 ${p99.toFixed(2)} ms  ${rps.toFixed(0)} r/s${over}${failed ? `  FAILED ${failed}` : ''}`);
+    log(`${label.padEnd(9)} median first byte p50 ${p50.toFixed(2)} ms p99 ${p99.toFixed(2)} ms  ${rps.toFixed(0)} r/s  ${cpu.toFixed(1)} µs CPU/req (${(core * 100).toFixed(0)}% core)${over}${failed ? `  FAILED ${failed}` : ''}`);
   }
 }
 

@@ -72,6 +72,9 @@ export interface TtfbResult {
   ttfb: LatencySummary | null;
   /** Request sent → last byte, ms. */
   total: LatencySummary | null;
+  /** The gateway's CPU per stream and share of its core in the measured window (set by the benchmark, not the load client). */
+  cpuMicrosPerRequest?: number;
+  cpuUtilisation?: number;
 }
 
 export interface SlowResult {

@@ -193,17 +193,25 @@ function medianBy<T>(items: T[], key: (item: T) => number): T {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
-export function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
-  return load.run<TtfbResult>({
+export async function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
+  const pid = gateway.process.pid;
+  let cpuStart = 0;
+  let wallStart = 0;
+  const result = await load.run<TtfbResult>({
     kind: 'ttfb',
     target: { url: gateway.url, headers: gateway.headers },
     body: completionBody(true),
     connections,
     durationS,
     warmupS,
-  }, (durationS + warmupS + 60) * 1000);
+  }, (durationS + warmupS + 60) * 1000, {
+    onMeasuring: () => { cpuStart = cpuTimeMs(pid); wallStart = performance.now(); },
+  });
+  const cpuMs = cpuTimeMs(pid) - cpuStart;
+  const wallMs = performance.now() - wallStart;
+  return { ...result, cpuMicrosPerRequest: result.ok > 0 ? (cpuMs * 1000) / result.ok : NaN, cpuUtilisation: cpuMs / wallMs };
 }
 
 function logTtfb(gateway: Gateway, ttfb: TtfbResult, connections: number, log: (line: string) => void): void {
-  log(`  ${gateway.name.padEnd(8)} ttfb   c=${String(connections).padEnd(3)} ${ttfb.requestsPerSecond.toFixed(0).padStart(7)} req/s  first byte p50 ${fmt(ttfb.ttfb?.p50)} ms  p99 ${fmt(ttfb.ttfb?.p99)} ms${ttfb.failed ? `  FAILED ${ttfb.failed}` : ''}`);
+  log(`  ${gateway.name.padEnd(8)} ttfb   c=${String(connections).padEnd(3)} ${ttfb.requestsPerSecond.toFixed(0).padStart(7)} req/s  first byte p50 ${fmt(ttfb.ttfb?.p50)} ms  p99 ${fmt(ttfb.ttfb?.p99)} ms  cpu ${ttfb.cpuMicrosPerRequest?.toFixed(0) ?? '-'} µs/req (${((ttfb.cpuUtilisation ?? NaN) * 100).toFixed(0)}% core)${ttfb.failed ? `  FAILED ${ttfb.failed}` : ''}`);
 }

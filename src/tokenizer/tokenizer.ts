@@ -1,15 +1,16 @@
 /**
- * The gateway's tokenizer: OpenAI's cl100k_base BPE through gpt-tokenizer. The local model uses it
- * as its vocabulary (so its counts are exact); other vendors use it for estimates when they report
- * no usage.
+ * The gateway's tokenizer: OpenAI's cl100k_base BPE. The local model uses it as its vocabulary (so
+ * its counts are exact); other vendors use it for estimates when they report no usage.
  *
- * The encoding is loaded on first use, not at import: its rank table and lookup maps cost about
- * 15 MiB, and a gateway that only proxies vendors that report their own usage (with prompts short
- * enough for the byte bound to settle the context check) never tokenizes anything. It is loaded
- * synchronously because the callers are; the local model's token texts read the rank table through
- * `cl100kRanks()` below, and the encoder is built over that same array (bpe-ranks.ts).
+ * Encoding and counting go through the compact table (compact-bpe.ts, ~2 MiB); decoding and the
+ * local model's token texts read the rank table and gpt-tokenizer's encoder over it (~15 MiB), which
+ * only the local model needs. Both are loaded on first use, not at import: a gateway that only
+ * proxies vendors that report their own usage (with prompts short enough for the byte bound to
+ * settle the context check) never tokenizes anything. They load synchronously because the callers
+ * are synchronous.
  */
 import { createBpeEncoding, loadBpeRanks, type BpeEncoding, type BpeRank } from './bpe-ranks.js';
+import { compactBpe } from './compact-bpe.js';
 
 export const TOKENIZER_NAME = 'cl100k_base';
 
@@ -29,7 +30,7 @@ export function cl100kRanks(): readonly Cl100kRank[] {
 }
 
 export function encodeText(text: string): number[] {
-  return cl100k().encode(text);
+  return compactBpe('cl100k_base').encode(text);
 }
 
 export function decodeTokens(tokens: readonly number[]): string {
@@ -42,5 +43,5 @@ export function decodeTokens(tokens: readonly number[]): string {
  */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
-  return encodeText(text).length;
+  return compactBpe('cl100k_base').count(text);
 }

@@ -2,17 +2,13 @@
  * Exact token counters for OpenAI models, chosen by model family. cl100k is the gateway's shared
  * tokenizer; o200k is loaded on first use only (it is large and most deployments never need it).
  */
-import { createBpeEncoding, loadBpeRanks, type BpeEncoding } from '../../tokenizer/bpe-ranks.js';
+import { compactBpe } from '../../tokenizer/compact-bpe.js';
 import { countTokens } from '../../tokenizer/tokenizer.js';
 
 type Counter = (text: string) => number;
 
-let o200k: BpeEncoding | null = null;
-
 function countO200k(text: string): number {
-  if (text.length === 0) return 0;
-  o200k ??= createBpeEncoding('o200k_base', loadBpeRanks('o200k_base'));
-  return o200k.encode(text).length;
+  return compactBpe('o200k_base').count(text);
 }
 
 /** Families whose tokenizer is documented; anything else gets null (an estimate, honestly labelled). */
