@@ -13,9 +13,9 @@
  * `<|endoftext|>` is ordinary text here (the gateway counts what a prompt holds; it never refuses).
  * `test/compact-bpe.test.ts` checks the tokens against the library's for generated text.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { EncodingName } from './bpe-ranks.js';
+import { loadBpeRanks, type EncodingName } from './bpe-ranks.js';
 
 const require = createRequire(import.meta.url);
 /** dist/src/tokenizer/ → dist/token-ranks/ */
@@ -51,11 +51,17 @@ export function writeCompactTable(ranks: readonly (string | readonly number[] | 
 
 const cache = new Map<EncodingName, CompactBpe>();
 
-/** The encoding's compact encoder, loaded on first use. */
+/**
+ * The encoding's compact encoder, loaded on first use. Without the table file (a build that skipped
+ * the script) the table is made from the rank table in memory instead: the same counts, the
+ * library's load cost once.
+ */
 export function compactBpe(name: EncodingName): CompactBpe {
   let bpe = cache.get(name);
   if (!bpe) {
-    bpe = new CompactEncoder(readFileSync(compactTableFile(name)), splitPattern(name));
+    const file = compactTableFile(name);
+    const table = existsSync(file) ? readFileSync(file) : writeCompactTable(loadBpeRanks(name));
+    bpe = new CompactEncoder(table, splitPattern(name));
     cache.set(name, bpe);
   }
   return bpe;
