@@ -58,10 +58,22 @@ export interface MatrixOptions {
 
 export const modes: Mode[] = ['json', 'stream'];
 
-export async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions, quiet = false): Promise<Cell> {
-  const pid = gateway.process.pid;
+/** The gateway's CPU over a load's measured window: `start` when it begins, `stop` when it ends. */
+function cpuWindow(pid: number): { start(): void; stop(ok: number): { wallMs: number; cpuMicrosPerRequest: number; cpuUtilisation: number } } {
   let cpuStart = 0;
   let wallStart = 0;
+  return {
+    start() { cpuStart = cpuTimeMs(pid); wallStart = performance.now(); },
+    stop(ok) {
+      const cpuMs = cpuTimeMs(pid) - cpuStart;
+      const wallMs = performance.now() - wallStart;
+      return { wallMs, cpuMicrosPerRequest: ok > 0 ? (cpuMs * 1000) / ok : NaN, cpuUtilisation: cpuMs / wallMs };
+    },
+  };
+}
+
+export async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, options: MatrixOptions, quiet = false): Promise<Cell> {
+  const cpu = cpuWindow(gateway.process.pid);
   let machineStart = 0;
   let ownStart = 0;
   const metricsUrl = gateway.name === 'tollgate' ? new URL('/metrics', gateway.url).href : null;
@@ -76,12 +88,11 @@ export async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode
     recordLatency: true,
   }, (options.durationS + options.warmupS + 60) * 1000, {
     onMeasuring: () => {
-      cpuStart = cpuTimeMs(pid); wallStart = performance.now(); machineStart = machineCpuMs(); ownStart = ownCpuMs();
+      cpu.start(); machineStart = machineCpuMs(); ownStart = ownCpuMs();
       if (metricsUrl) gcStart = readGcSeconds(metricsUrl);
     },
   });
-  const cpuMs = cpuTimeMs(pid) - cpuStart;
-  const wallMs = performance.now() - wallStart;
+  const { wallMs, cpuMicrosPerRequest, cpuUtilisation } = cpu.stop(result.ok);
   const foreignCores = Math.max(0, (machineCpuMs() - machineStart) - (ownCpuMs() - ownStart)) / wallMs;
   const failed = result.non2xx + result.errors + result.timeouts;
   const gc = metricsUrl ? gcMicrosPerRequest(await gcStart, await readGcSeconds(metricsUrl), result.ok) : undefined;
@@ -93,8 +104,8 @@ export async function measureCell(load: LoadClient, gateway: Gateway, mode: Mode
     ok: result.ok,
     failed,
     latency: result.latency,
-    cpuMicrosPerRequest: result.ok > 0 ? (cpuMs * 1000) / result.ok : NaN,
-    cpuUtilisation: cpuMs / wallMs,
+    cpuMicrosPerRequest,
+    cpuUtilisation,
     foreignCores,
     gcMicrosPerRequest: gc,
   };
@@ -194,9 +205,7 @@ function medianBy<T>(items: T[], key: (item: T) => number): T {
 }
 
 export async function measureTtfb(load: LoadClient, gateway: Gateway, durationS: number, warmupS: number, connections: number): Promise<TtfbResult> {
-  const pid = gateway.process.pid;
-  let cpuStart = 0;
-  let wallStart = 0;
+  const cpu = cpuWindow(gateway.process.pid);
   const result = await load.run<TtfbResult>({
     kind: 'ttfb',
     target: { url: gateway.url, headers: gateway.headers },
@@ -204,12 +213,9 @@ export async function measureTtfb(load: LoadClient, gateway: Gateway, durationS:
     connections,
     durationS,
     warmupS,
-  }, (durationS + warmupS + 60) * 1000, {
-    onMeasuring: () => { cpuStart = cpuTimeMs(pid); wallStart = performance.now(); },
-  });
-  const cpuMs = cpuTimeMs(pid) - cpuStart;
-  const wallMs = performance.now() - wallStart;
-  return { ...result, cpuMicrosPerRequest: result.ok > 0 ? (cpuMs * 1000) / result.ok : NaN, cpuUtilisation: cpuMs / wallMs };
+  }, (durationS + warmupS + 60) * 1000, { onMeasuring: () => cpu.start() });
+  const { cpuMicrosPerRequest, cpuUtilisation } = cpu.stop(result.ok);
+  return { ...result, cpuMicrosPerRequest, cpuUtilisation };
 }
 
 function logTtfb(gateway: Gateway, ttfb: TtfbResult, connections: number, log: (line: string) => void): void {

@@ -26,8 +26,13 @@ const require = createRequire(import.meta.url);
 /** dist/src/tokenizer/ → dist/token-ranks/ */
 const ranksDirectory = new URL('../../token-ranks/', import.meta.url);
 
+/** A table `npm run build` wrote for `name`: `json` (the rank table) or `bpe` (compact-bpe.ts). */
+export function tokenTableFile(name: EncodingName, extension: 'json' | 'bpe'): URL {
+  return new URL(`${name}.${extension}`, ranksDirectory);
+}
+
 export function loadBpeRanks(name: EncodingName): readonly BpeRank[] {
-  const file = new URL(`${name}.json`, ranksDirectory);
+  const file = tokenTableFile(name, 'json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as BpeRank[];
   return (require(`gpt-tokenizer/cjs/bpeRanks/${name}`) as { default: readonly BpeRank[] }).default;
 }

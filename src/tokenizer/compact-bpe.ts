@@ -3,7 +3,7 @@
  *
  * gpt-tokenizer keeps its ranks as 100k–200k strings in a `Map` (plus a merge cache of up to
  * 100,000 entries); built inside a gateway under load, cl100k cost ~12 MiB of peak RSS, and every
- * stream a client cancels needs it for its estimate (README, "Peak memory, session 16"). Here a
+ * stream a client cancels needs it for its estimate (README, "Peak memory and first byte, session 16"). Here a
  * table is one file of token bytes and their offsets (`npm run build` writes it from the library's
  * own ranks, scripts/build-token-ranks.js), read as it is, and an open-addressing hash of the ranks
  * over those bytes, all in typed arrays: ~2 MiB for cl100k, nothing for the garbage collector to walk.
@@ -15,27 +15,18 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadBpeRanks, type EncodingName } from './bpe-ranks.js';
+import { loadBpeRanks, tokenTableFile, type EncodingName } from './bpe-ranks.js';
 
 const require = createRequire(import.meta.url);
-/** dist/src/tokenizer/ → dist/token-ranks/ */
-const ranksDirectory = new URL('../../token-ranks/', import.meta.url);
 /** Marks a hash slot as empty; a full slot holds its rank + 1. */
 const EMPTY = 0;
 /** A pair that is no token: ranks are below 2^31. */
 const NO_RANK = 0x7fffffff;
 
-export interface CompactBpe {
-  encode(text: string): number[];
-  count(text: string): number;
-}
-
-/** The table file: u32 count, u32 offsets[count + 1], then the tokens' bytes back to back (little-endian). */
-export function compactTableFile(name: EncodingName): URL {
-  return new URL(`${name}.bpe`, ranksDirectory);
-}
-
-/** Serialises ranks (a token's text, or its bytes when not valid UTF-8 alone) to the table file's bytes. */
+/**
+ * The table file's bytes: u32 count, u32 offsets[count + 1], then the tokens' bytes back to back
+ * (little-endian), from ranks (a token's text, or its bytes when not valid UTF-8 alone).
+ */
 export function writeCompactTable(ranks: readonly (string | readonly number[] | undefined)[]): Buffer {
   const tokens = ranks.map((rank) => (rank === undefined ? Buffer.alloc(0) : typeof rank === 'string' ? Buffer.from(rank, 'utf8') : Buffer.from(rank)));
   const header = Buffer.alloc(4 * (tokens.length + 2));
@@ -49,17 +40,17 @@ export function writeCompactTable(ranks: readonly (string | readonly number[] | 
   return Buffer.concat([header, ...tokens]);
 }
 
-const cache = new Map<EncodingName, CompactBpe>();
+const cache = new Map<EncodingName, CompactEncoder>();
 
 /**
  * The encoding's compact encoder, loaded on first use. Without the table file (a build that skipped
  * the script) the table is made from the rank table in memory instead: the same counts, the
  * library's load cost once.
  */
-export function compactBpe(name: EncodingName): CompactBpe {
+export function compactBpe(name: EncodingName): CompactEncoder {
   let bpe = cache.get(name);
   if (!bpe) {
-    const file = compactTableFile(name);
+    const file = tokenTableFile(name, 'bpe');
     const table = existsSync(file) ? readFileSync(file) : writeCompactTable(loadBpeRanks(name));
     bpe = new CompactEncoder(table, splitPattern(name));
     cache.set(name, bpe);
@@ -79,7 +70,7 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   return hash >>> 0;
 }
 
-export class CompactEncoder implements CompactBpe {
+export class CompactEncoder {
   private readonly offsets: Uint32Array;
   private readonly bytes: Uint8Array;
   private readonly slots: Int32Array;

@@ -42,6 +42,7 @@ export function decodeTokens(tokens: readonly number[]): string {
  * the caller only needs an upper bound it can use `Buffer.byteLength` instead.
  */
 export function countTokens(text: string): number {
+  // Empty text (an empty prompt, a stream cancelled before any text) never loads the table.
   if (text.length === 0) return 0;
   return compactBpe('cl100k_base').count(text);
 }

@@ -8,6 +8,7 @@ import { countTokens } from '../../tokenizer/tokenizer.js';
 type Counter = (text: string) => number;
 
 function countO200k(text: string): number {
+  if (text.length === 0) return 0;
   return compactBpe('o200k_base').count(text);
 }
 
