@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completionChunkSchema, completionSchema, errorSchema } from '../src/completions/completion-response-schema.js';
-import { get, logLine, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 
 let gateway: TestGateway;
 const model = 'local/tollgate-small';
@@ -38,7 +38,7 @@ describe('observability', () => {
   test('one JSON log line per request with id, account, key, model, status, tokens and timings; no secrets or prompts', async () => {
     const secretPrompt = 'my very private prompt text 7781';
     const response = await post(gateway, '/v5/completions', { model, prompt: secretPrompt, max_tokens: 2 });
-    const line = await logLine(gateway, (entry) => entry.requestId === response.body.id);
+    const line = gateway.logs.find((entry) => entry.requestId === response.body.id);
     assert.ok(line, 'a log line for the request');
     for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs']) assert.ok(field in line!, field);
     assert.equal(line!.status, 200);
@@ -50,7 +50,7 @@ describe('observability', () => {
     const oddModel = 'nope/"q"\n\u2028ü';
     const refused = await post(gateway, '/v5/completions', { model: oddModel, prompt: 'Hi', max_tokens: 1 });
     assert.ok(refused.status >= 400);
-    const oddLine = await logLine(gateway, (entry) => entry.model === oddModel);
+    const oddLine = gateway.logs.find((entry) => entry.model === oddModel);
     assert.ok(oddLine, `a log line with the model as sent: ${gateway.rawLogs.slice(-3).join('\n')}`);
     assert.equal(oddLine!.status, refused.status);
     for (const raw of gateway.rawLogs) JSON.parse(raw);

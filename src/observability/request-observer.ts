@@ -12,21 +12,6 @@ export interface RequestObserver {
 export function createRequestObserver(logger: Logger, metrics: Metrics): RequestObserver {
   // The root logger's destination (createLogger's): the request line is written to it directly.
   const destination = (logger as unknown as Record<symbol, { write(line: string): unknown }>)[pino.symbols.streamSym];
-  // Finished runs wait here for the next check phase (see `finished`). Arrays taken whole and
-  // replaced at each pass, never a long-lived collection requests are added to and deleted from
-  // (README, "Objects that outlive their request").
-  let queuedRuns: CompletionRun[] = [];
-  let queuedStatuses: number[] = [];
-  let queuedSeconds: number[] = [];
-  const observeQueued = () => {
-    const runs = queuedRuns;
-    const statuses = queuedStatuses;
-    const seconds = queuedSeconds;
-    queuedRuns = [];
-    queuedStatuses = [];
-    queuedSeconds = [];
-    for (let index = 0; index < runs.length; index++) observe(runs[index], statuses[index], seconds[index]);
-  };
   // A flag on the run, not a WeakSet of runs: collections keyed by the request kept whole
   // requests alive through young-generation GCs (README, "Objects that outlive their request").
   return {
@@ -41,35 +26,28 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
         run.countedAsStream = false;
         metrics.inFlightStreams.dec();
       }
-      queuedRuns.push(run);
-      queuedStatuses.push(status);
-      queuedSeconds.push((performance.now() - run.startedAt) / 1000);
-      if (queuedRuns.length === 1) setImmediate(observeQueued);
+      const vendor = run.target?.resolved.adapter.name ?? 'none';
+      const model = run.parsed?.model ?? 'unknown';
+      const seconds = (performance.now() - run.startedAt) / 1000;
+      const stream = run.parsed?.stream ?? false;
+      metrics.requests.labels(vendor, run.target ? model : 'invalid', statusText(status)).inc();
+      metrics.latency.labels(vendor, stream ? 'true' : 'false').observe(seconds);
+      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.labels(vendor).observe(run.meter.firstTokenAt / 1000);
+      if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
+      const usage = run.settledUsage;
+      if (usage) {
+        metrics.tokens.labels(run.caller.account.id, model, 'prompt').inc(usage.promptTokens);
+        metrics.tokens.labels(run.caller.account.id, model, 'completion').inc(usage.completionTokens);
+      }
+      if (logger.isLevelEnabled('info')) {
+        const ttftMs = run.meter.firstTokenAt === null ? null : Math.round(run.meter.firstTokenAt * 10) / 10;
+        // The line pino would write for logger.info({ requestId, …, ttftMs }, 'completion'), field for
+        // field, built in one template: pino's generic serialiser cost ~5 µs a request here
+        // (bench/compare-builds). Strings go through JSON.stringify; the rest are numbers, booleans, null.
+        destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"account":${JSON.stringify(run.caller.account.id)},"keyId":${JSON.stringify(run.caller.keyId)},"model":${JSON.stringify(model)},"vendor":${JSON.stringify(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${Math.round(seconds * 1000 * 10) / 10},"ttftMs":${ttftMs},"msg":"completion"}\n`);
+      }
     },
   };
-
-  /** The request's metrics and its log line. */
-  function observe(run: CompletionRun, status: number, seconds: number): void {
-    const vendor = run.target?.resolved.adapter.name ?? 'none';
-    const model = run.parsed?.model ?? 'unknown';
-    const stream = run.parsed?.stream ?? false;
-    metrics.requests.labels(vendor, run.target ? model : 'invalid', statusText(status)).inc();
-    metrics.latency.labels(vendor, stream ? 'true' : 'false').observe(seconds);
-    if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.labels(vendor).observe(run.meter.firstTokenAt / 1000);
-    if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
-    const usage = run.settledUsage;
-    if (usage) {
-      metrics.tokens.labels(run.caller.account.id, model, 'prompt').inc(usage.promptTokens);
-      metrics.tokens.labels(run.caller.account.id, model, 'completion').inc(usage.completionTokens);
-    }
-    if (logger.isLevelEnabled('info')) {
-      const ttftMs = run.meter.firstTokenAt === null ? null : Math.round(run.meter.firstTokenAt * 10) / 10;
-      // The line pino would write for logger.info({ requestId, …, ttftMs }, 'completion'), field for
-      // field, built in one template: pino's generic serialiser cost ~5 µs a request here
-      // (bench/compare-builds). Strings go through JSON.stringify; the rest are numbers, booleans, null.
-      destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"account":${JSON.stringify(run.caller.account.id)},"keyId":${JSON.stringify(run.caller.keyId)},"model":${JSON.stringify(model)},"vendor":${JSON.stringify(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${Math.round(seconds * 1000 * 10) / 10},"ttftMs":${ttftMs},"msg":"completion"}\n`);
-    }
-  }
 }
 
 const statusTexts = new Map<number, string>();

@@ -53,19 +53,6 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
   };
 }
 
-/**
- * The first log line that matches, waiting for it up to `timeoutMs`: a request's line is written
- * just after its response (metrics and the line follow the last write, see request-observer.ts).
- */
-export async function logLine(gateway: TestGateway, matches: (line: Record<string, unknown>) => boolean, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const line = gateway.logs.find(matches);
-    if (line || performance.now() > deadline) return line;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 export interface JsonResponse {
   status: number;
   headers: Headers;
