@@ -33,6 +33,14 @@ describe('observability', () => {
       assert.ok(text.includes(name), name);
     }
     assert.match(text, /tollgate_in_flight_streams 0/);
+    // The loop's busy time only grows, and never faster than the clock.
+    const active = () => fetch(`${gateway.url}/metrics`).then((r) => r.text()).then((body) => Number(/^tollgate_event_loop_active_seconds_total ([0-9.e+-]+)$/m.exec(body)?.[1]));
+    const startedAt = performance.now();
+    const first = await active();
+    await post(gateway, '/v5/completions', { model, prompt: 'Busy', max_tokens: 3 });
+    const second = await active();
+    assert.ok(first > 0 && second > first, `${first} then ${second}`);
+    assert.ok(second - first <= (performance.now() - startedAt) / 1000 + 0.01, `${second - first} s busy in a shorter stretch`);
   });
 
   test('one JSON log line per request with id, account, key, model, status, tokens and timings; no secrets or prompts', async () => {

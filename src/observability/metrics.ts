@@ -3,7 +3,8 @@
  * the registry and supplies the process metrics; the per-request counters and histograms are
  * metric-families.ts (bound children, no per-update label hashing).
  */
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { performance } from 'node:perf_hooks';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { CounterFamily, HistogramFamily } from './metric-families.js';
 import { listenToUpstream } from './upstream-events.js';
 
@@ -36,6 +37,18 @@ export function createMetrics(): Metrics {
     },
     retry(vendor) {
       upstreamRetries.labels(vendor).inc();
+    },
+  });
+  // The event loop's busy time as a counter: rate() over any window is its utilisation (0–1), the
+  // saturation signal (near 1: requests queue behind one another), whoever scrapes and how often.
+  new Counter({
+    name: 'tollgate_event_loop_active_seconds_total',
+    help: "Time this process's event loop spent running callbacks rather than waiting for I/O; its rate is the loop's utilisation (0-1).",
+    registers: [registry],
+    collect() {
+      const activeSeconds = performance.eventLoopUtilization().active / 1000;
+      this.reset();
+      this.inc(activeSeconds);
     },
   });
   // Callers bind children with label values in labelNames order (see request-observer.ts).
