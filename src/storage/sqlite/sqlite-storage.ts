@@ -5,7 +5,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../../auth/random-id.js';
@@ -16,6 +15,7 @@ import {
   rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, usageColumns, usageValues,
   type AggregateRow, type UsageRow,
 } from '../usage-row.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import { sqliteMigrations } from './sqlite-migrations.js';
 import { UsageBatch } from './sqlite-usage-batch.js';
 
@@ -40,10 +40,9 @@ export interface SqliteOptions {
   ledgerBusyLimitMs?: number;
   /**
    * Whether this storage runs the WAL checkpoints (default true). False for a cluster worker while
-   * another worker holds that role (a checkpoint thread in each worker cost ~12 MiB a worker, for
-   * work only one of them could do at a time) and for short-lived users (the cluster primary's
-   * start-up, admin commands): their connections never checkpoint, and SQLite checkpoints the log
-   * itself when the last connection to the file closes.
+   * another worker holds that role (only one of them can checkpoint at a time) and for short-lived
+   * users (the cluster primary's start-up, admin commands): their connections never checkpoint,
+   * and SQLite checkpoints the log itself when the last connection to the file closes.
    */
   checkpoints?: boolean;
 }
@@ -85,11 +84,13 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     }
     return insertMany(records);
   }, options.ledgerBusyLimitMs ?? busyTimeoutMs);
-  const checkpointer = path !== ':memory:' && options.checkpoints !== false ? startCheckpointer(ledgerDb, path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }) : null;
-  // Connections that do not run the checkpoints leave them to whoever does: here the main
-  // connection (its rare admin writes) beside the checkpointer, and both without the role.
-  if (checkpointer) db.pragma('wal_autocheckpoint = 0');
-  else if (options.checkpoints === false) for (const connection of new Set([db, ledgerDb])) connection.pragma('wal_autocheckpoint = 0');
+  const checkpointer = path !== ':memory:' && options.checkpoints !== false ? startCheckpointer(path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }, () => {
+    // A round failed (sqlite-checkpointer.ts): SQLite checkpoints the log itself again.
+    ledgerDb.pragma('wal_autocheckpoint = 1000');
+  }) : null;
+  // Connections that do not run the checkpoints leave them to whoever does: here beside the
+  // checkpointer, and in a process without the role.
+  if (checkpointer || options.checkpoints === false) for (const connection of new Set([db, ledgerDb])) connection.pragma('wal_autocheckpoint = 0');
   const keyWatchers = new KeyWatchers();
 
   const storage: Storage = {
@@ -218,59 +219,6 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
 
 /** The log is started over once it holds this many frames (64 MiB of 4 KiB pages). */
 const defaultRestartFrames = 16_384;
-/** How long ledger commits may be held for a restart before they go on regardless. */
-const holdLimitMs = 1_000;
-
-/**
- * Moves WAL checkpoints to a worker thread; falls back to SQLite's own autocheckpoint if it fails.
- * When the worker asks (the log passed `restartFrames`), ledger commits are held while it starts
- * the log over (sqlite-checkpoint-worker.ts says why).
- */
-function startCheckpointer(db: Database.Database, path: string, batch: UsageBatch, timing: { restartFrames: number; intervalMs: number }): { stop(): Promise<void> } | null {
-  let worker: Worker;
-  try {
-    worker = new Worker(new URL('./sqlite-checkpoint-worker.js', import.meta.url), { workerData: { path, cacheKiB: pageCacheKiB, ...timing } });
-  } catch {
-    return null;
-  }
-  db.pragma('wal_autocheckpoint = 0');
-  worker.unref();
-  let gone = false;
-  let holdTimer: NodeJS.Timeout | null = null;
-  const release = () => {
-    if (holdTimer) clearTimeout(holdTimer);
-    holdTimer = null;
-    batch.release();
-  };
-  worker.on('message', (message: { type?: string }) => {
-    if (message?.type === 'hold-writes') {
-      batch.hold();
-      holdTimer = setTimeout(release, holdLimitMs);
-      holdTimer.unref();
-      worker.postMessage({ type: 'writes-held' });
-    } else if (message?.type === 'restarted') {
-      release();
-    }
-  });
-  worker.on('error', () => {
-    db.pragma('wal_autocheckpoint = 1000');
-    release();
-  });
-  worker.on('exit', () => {
-    gone = true;
-    release();
-  });
-  return {
-    async stop() {
-      if (gone) return;
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      worker.postMessage({ type: 'stop' });
-      const timer = setTimeout(() => void worker.terminate(), 2000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 const insertUsageSql = `INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${usageColumns.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
 

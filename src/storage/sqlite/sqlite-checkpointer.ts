@@ -1,0 +1,196 @@
+/**
+ * WAL checkpoints on the main thread, with their fsyncs on libuv's thread pool, so the disk's
+ * flushes never block the event loop that serves requests and no second JavaScript environment is
+ * needed (a worker thread for this cost ~8 MiB of RSS: its own V8 heap and Node start-up; README,
+ * "Peak memory, session 19"). The ledger connection has autocheckpoint off.
+ *
+ * A checkpoint copies frames of the log into the database file. SQLite's own checkpoint, with
+ * synchronous=NORMAL, flushes the log before copying and the database after, and only then marks
+ * the frames copied, after which the next writer may start the log over from its beginning. Here the
+ * checkpointing connection runs with synchronous=OFF (SQLite flushes nothing) and the two flushes
+ * are done around it, off the loop, in the same order, while a read transaction on a connection of
+ * our own pins the log: SQLite copies no frame past an open reader's snapshot, and no writer starts
+ * the log over while a reader uses it. So:
+ *   1. begin a read on the reader connection: its snapshot is the log as it stands;
+ *   2. flush the log file (thread pool): every frame up to the snapshot is on disk;
+ *   3. PASSIVE checkpoint, unsynced: copies those frames (never a later one) into the database;
+ *   4. flush the database file (thread pool);
+ *   5. end the read: only now may a writer start the log over.
+ * A power cut anywhere in between finds every copied frame still in the flushed log, which SQLite
+ * replays on recovery: what SQLite's own order guarantees, the same way.
+ *
+ * One case needs care: a read that starts when every frame of the log is already copied reads the
+ * database file alone and pins nothing, so a checkpoint beside it could copy frames written after
+ * the flush. That can only happen when nothing was committed since the previous round's snapshot
+ * and that round copied all it saw; the round is then skipped (there is nothing new to copy). In
+ * every other case frames remain uncopied when the read starts, and it pins the log.
+ *
+ * A PASSIVE checkpoint never waits for the writer, and SQLite starts the log over only once every
+ * frame in it was copied before the next write. Under steady ledger writes that moment never came
+ * and the log grew without end (4 GB in 150 s of the benchmark, with its index in shared memory
+ * counted in RSS). So once the log passes `restartFrames`, ledger commits are held for one more
+ * round: with nothing writing, it copies the whole log and the next commit starts it from the top.
+ * If another process kept writing (cluster workers share the file), SQLite's RESTART checkpoint
+ * (flushes included, on this thread) finishes the job while commits are still held.
+ */
+import { open } from 'node:fs/promises';
+import Database from 'better-sqlite3';
+
+export interface CheckpointTiming {
+  /** Log frames at which it is started over (default 16,384: 64 MiB of 4 KiB pages). */
+  restartFrames: number;
+  /** How often a checkpoint round starts, ms. */
+  intervalMs: number;
+}
+
+/** What the checkpointer needs of the ledger's group commit. */
+export interface HoldableWrites {
+  hold(): void;
+  release(): void;
+}
+
+export interface Checkpointer {
+  /** One last round, then the connections close. */
+  stop(): Promise<void>;
+}
+
+/** How long ledger commits may be held for a restart before they go on regardless. */
+const holdLimitMs = 1_000;
+/** How long the RESTART fallback waits inside SQLite for another process's reader or writer. */
+const restartBusyMs = 1_000;
+
+interface CheckpointResult { busy: number; log: number; checkpointed: number }
+
+/** fdatasync of one file on the thread pool; a file that is not there has nothing to flush. */
+async function flush(file: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Starts the rounds; null when its connections cannot be opened (the caller leaves checkpoints to
+ * SQLite). `onFailure` runs once if a round fails: the rounds stop and the caller turns SQLite's own
+ * autocheckpoint back on.
+ */
+export function startCheckpointer(path: string, writes: HoldableWrites, timing: CheckpointTiming, onFailure: (error: Error) => void): Checkpointer | null {
+  let checkpointDb: Database.Database;
+  let readerDb: Database.Database;
+  try {
+    checkpointDb = new Database(path);
+    readerDb = new Database(path);
+  } catch {
+    return null;
+  }
+  // Neither connection holds pages for long: the copy reads frames straight from the log.
+  for (const connection of [checkpointDb, readerDb]) connection.pragma('cache_size = -256');
+  checkpointDb.pragma('synchronous = OFF');
+  checkpointDb.pragma('wal_autocheckpoint = 0');
+  checkpointDb.pragma(`busy_timeout = ${restartBusyMs}`);
+  readerDb.pragma('busy_timeout = 0');
+  const passive = checkpointDb.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+  const restart = checkpointDb.prepare('PRAGMA wal_checkpoint(RESTART)');
+  const beginRead = readerDb.prepare('BEGIN');
+  const snapshot = readerDb.prepare('SELECT 1 FROM sqlite_master LIMIT 1');
+  const dataVersion = readerDb.prepare('PRAGMA data_version').pluck();
+  const endRead = readerDb.prepare('COMMIT');
+  const logFile = `${path}-wal`;
+
+  let stopped = false;
+  let running: Promise<void> | null = null;
+
+  // What the previous round saw: the reader's data version (it changes with every commit by
+  // another connection) and whether frames were left uncopied. Null before the first round.
+  let previous: { version: number; uncopied: boolean } | null = null;
+
+  /**
+   * Steps 1–5 above: the log's size and how much of it is now in the database, or null when the
+   * round had nothing it could safely copy (see the top of this file).
+   */
+  const round = async (): Promise<CheckpointResult | null> => {
+    beginRead.run();
+    try {
+      snapshot.get();
+      const version = dataVersion.get() as number;
+      const pinned = previous !== null && (previous.uncopied || previous.version !== version);
+      if (!pinned) {
+        previous = { version, uncopied: previous?.uncopied ?? false };
+        return null;
+      }
+      await flush(logFile);
+      const result = passive.get() as CheckpointResult;
+      await flush(path);
+      previous = { version, uncopied: result.busy !== 0 || result.checkpointed < result.log };
+      return result;
+    } finally {
+      if (readerDb.inTransaction) endRead.run();
+    }
+  };
+
+  /** Writes held for a round that copies the whole log, so the next commit starts it over. */
+  const restartLog = async (): Promise<void> => {
+    writes.hold();
+    const limit = setTimeout(() => writes.release(), holdLimitMs);
+    limit.unref();
+    try {
+      const result = await round();
+      if (result && result.checkpointed < result.log) {
+        // Another process wrote meanwhile: SQLite's RESTART waits for it, flushing as SQLite does.
+        checkpointDb.pragma('synchronous = NORMAL');
+        try {
+          restart.get();
+        } finally {
+          checkpointDb.pragma('synchronous = OFF');
+        }
+      }
+    } finally {
+      clearTimeout(limit);
+      writes.release();
+    }
+  };
+
+  const tick = async (): Promise<void> => {
+    const result = await round();
+    if (result && result.log >= timing.restartFrames && !stopped) await restartLog();
+  };
+
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = tick().catch((error: Error) => {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      onFailure(error);
+    }).finally(() => {
+      running = null;
+    });
+  }, timing.intervalMs);
+  timer.unref();
+
+  return {
+    async stop() {
+      if (!stopped) {
+        stopped = true;
+        clearInterval(timer);
+      }
+      await running;
+      try {
+        // What the log holds now goes into the database before the connections close.
+        await round();
+      } catch {
+        // The last connection to close checkpoints the log itself.
+      }
+      readerDb.close();
+      checkpointDb.close();
+    },
+  };
+}
