@@ -30,8 +30,10 @@
  * and the log grew without end (4 GB in 150 s of the benchmark, with its index in shared memory
  * counted in RSS). So once the log passes `restartFrames`, ledger commits are held for one more
  * round: with nothing writing, it copies the whole log and the next commit starts it from the top.
- * If another process kept writing (cluster workers share the file), SQLite's RESTART checkpoint
- * (flushes included, on this thread) finishes the job while commits are still held.
+ * If another process kept writing (cluster workers share the file), the reader connection takes
+ * the write lock (waiting for it from a timer, never inside SQLite, so the event loop runs on) and,
+ * in the same turn of the loop, the rest of the log is copied with SQLite's own flushes (by then
+ * little is left unflushed) before the lock goes.
  */
 import { open } from 'node:fs/promises';
 import Database from 'better-sqlite3';
@@ -56,8 +58,6 @@ export interface Checkpointer {
 
 /** How long ledger commits may be held for a restart before they go on regardless. */
 const holdLimitMs = 1_000;
-/** How long the RESTART fallback waits inside SQLite for another process's reader or writer. */
-const restartBusyMs = 1_000;
 
 interface CheckpointResult { busy: number; log: number; checkpointed: number }
 
@@ -95,11 +95,11 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
   for (const connection of [checkpointDb, readerDb]) connection.pragma('cache_size = -256');
   checkpointDb.pragma('synchronous = OFF');
   checkpointDb.pragma('wal_autocheckpoint = 0');
-  checkpointDb.pragma(`busy_timeout = ${restartBusyMs}`);
   readerDb.pragma('busy_timeout = 0');
   const passive = checkpointDb.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-  const restart = checkpointDb.prepare('PRAGMA wal_checkpoint(RESTART)');
   const beginRead = readerDb.prepare('BEGIN');
+  const beginWrite = readerDb.prepare('BEGIN IMMEDIATE');
+  const endWrite = readerDb.prepare('ROLLBACK');
   const snapshot = readerDb.prepare('SELECT 1 FROM sqlite_master LIMIT 1');
   const dataVersion = readerDb.prepare('PRAGMA data_version').pluck();
   const endRead = readerDb.prepare('COMMIT');
@@ -136,22 +136,44 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
     }
   };
 
+  /**
+   * The rest of the log with every other writer shut out: the write lock is waited for from a timer
+   * (another process's commit holds it for microseconds), then taken, used and let go in one turn
+   * of the loop, so a write of this process's own that waits inside SQLite cannot be waiting for us.
+   */
+  const copyRestUnderWriteLock = async (deadline: number): Promise<void> => {
+    for (;;) {
+      try {
+        beginWrite.run();
+        break;
+      } catch (error) {
+        if (!(error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw error;
+        if (stopped || performance.now() >= deadline) return; // the next restart tries again
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    }
+    try {
+      checkpointDb.pragma('synchronous = NORMAL');
+      try {
+        passive.get();
+      } finally {
+        checkpointDb.pragma('synchronous = OFF');
+      }
+    } finally {
+      endWrite.run();
+    }
+  };
+
   /** Writes held for a round that copies the whole log, so the next commit starts it over. */
   const restartLog = async (): Promise<void> => {
+    const deadline = performance.now() + holdLimitMs;
     writes.hold();
     const limit = setTimeout(() => writes.release(), holdLimitMs);
     limit.unref();
     try {
       const result = await round();
-      if (result && result.checkpointed < result.log) {
-        // Another process wrote meanwhile: SQLite's RESTART waits for it, flushing as SQLite does.
-        checkpointDb.pragma('synchronous = NORMAL');
-        try {
-          restart.get();
-        } finally {
-          checkpointDb.pragma('synchronous = OFF');
-        }
-      }
+      // Another process wrote meanwhile.
+      if (result && result.checkpointed < result.log) await copyRestUnderWriteLock(deadline);
     } finally {
       clearTimeout(limit);
       writes.release();
