@@ -23,7 +23,9 @@
  * database file alone and pins nothing, so a checkpoint beside it could copy frames written after
  * the flush. That can only happen when nothing was committed since the previous round's snapshot
  * and that round copied all it saw; the round is then skipped (there is nothing new to copy). In
- * every other case frames remain uncopied when the read starts, and it pins the log.
+ * every other case frames remain uncopied when the read starts, and it pins the log. (This counts
+ * on no other program checkpointing the file meanwhile: Tollgate's other processes leave the
+ * checkpoints to the one that runs them.)
  *
  * A PASSIVE checkpoint never waits for the writer, and SQLite starts the log over only once every
  * frame in it was copied before the next write. Under steady ledger writes that moment never came
@@ -153,9 +155,13 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
       }
     }
     try {
+      snapshot.get();
+      const version = dataVersion.get() as number;
       checkpointDb.pragma('synchronous = NORMAL');
       try {
-        passive.get();
+        const result = passive.get() as CheckpointResult;
+        // The next round's pin depends on what is left now (see `round`).
+        previous = { version, uncopied: result.busy !== 0 || result.checkpointed < result.log };
       } finally {
         checkpointDb.pragma('synchronous = OFF');
       }
