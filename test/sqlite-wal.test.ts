@@ -5,7 +5,7 @@
  * when another process writes to the same file all the while (cluster workers share it).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -102,6 +102,31 @@ test('another connection writing all the while: the log is still started over an
   } finally {
     writing = false;
     other?.close();
+    await storage.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the checkpoints reach the database file: a copy of the file alone, without its log, holds every record', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
+  const path = join(dir, 'ledger.db');
+  const storage = createSqliteStorage(path, { walCheckpointIntervalMs: 10 });
+  try {
+    await storage.migrate();
+    for (let batch = 0; batch < 50; batch++) {
+      await Promise.all([0, 1, 2, 3].map((offset) => storage.recordUsage(record(batch * 4 + offset, 'acct_file'))));
+    }
+    // A few rounds: each copies what was committed before it began.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const copy = join(dir, 'copy.db');
+    copyFileSync(path, copy);
+    const alone = new Database(copy, { readonly: true });
+    try {
+      assert.equal((alone.prepare("SELECT count(*) AS n FROM usage_records WHERE account_id = 'acct_file'").get() as { n: number }).n, 200);
+    } finally {
+      alone.close();
+    }
+  } finally {
     await storage.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -23,9 +23,10 @@
  * database file alone and pins nothing, so a checkpoint beside it could copy frames written after
  * the flush. That can only happen when nothing was committed since the previous round's snapshot
  * and that round copied all it saw; the round is then skipped (there is nothing new to copy). In
- * every other case frames remain uncopied when the read starts, and it pins the log. (This counts
- * on no other program checkpointing the file meanwhile: Tollgate's other processes leave the
- * checkpoints to the one that runs them.)
+ * every other case frames remain uncopied when the read starts, and it pins the log. The first
+ * round has no previous one to go by: it copies under the write lock with SQLite's own flushes
+ * (below), once, on the loop. This counts on no other program checkpointing the file meanwhile:
+ * Tollgate's other processes leave the checkpoints to the one that runs them.
  *
  * A PASSIVE checkpoint never waits for the writer, and SQLite starts the log over only once every
  * frame in it was copied before the next write. Under steady ledger writes that moment never came
@@ -111,7 +112,8 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
   let running: Promise<void> | null = null;
 
   // What the previous round saw: the reader's data version (it changes with every commit by
-  // another connection) and whether frames were left uncopied. Null before the first round.
+  // another connection) and whether frames were left uncopied. Null until the first round, which
+  // cannot know whether its read pins the log and so copies with SQLite's own flushes instead.
   let previous: { version: number; uncopied: boolean } | null = null;
 
   /**
@@ -123,11 +125,8 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
     try {
       snapshot.get();
       const version = dataVersion.get() as number;
-      const pinned = previous !== null && (previous.uncopied || previous.version !== version);
-      if (!pinned) {
-        previous = { version, uncopied: previous?.uncopied ?? false };
-        return null;
-      }
+      if (previous === null) return null; // the first round is `copyRestUnderWriteLock`
+      if (!previous.uncopied && previous.version === version) return null;
       await flush(logFile);
       const result = passive.get() as CheckpointResult;
       await flush(path);
@@ -187,6 +186,7 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
   };
 
   const tick = async (): Promise<void> => {
+    if (previous === null) return copyRestUnderWriteLock(performance.now() + holdLimitMs);
     const result = await round();
     if (result && result.log >= timing.restartFrames && !stopped) await restartLog();
   };
