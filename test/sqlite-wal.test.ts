@@ -131,3 +131,29 @@ test('the checkpoints reach the database file: a copy of the file alone, without
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('closing while checkpoint rounds are in flight loses nothing and leaves no error behind', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
+  const path = join(dir, 'ledger.db');
+  try {
+    let expected = 0;
+    for (let cycle = 0; cycle < 15; cycle++) {
+      // Rounds every millisecond and a tiny restart threshold: a close lands in every part of a round.
+      const storage = createSqliteStorage(path, { walRestartFrames: 8, walCheckpointIntervalMs: 1 });
+      await storage.migrate();
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all([0, 1, 2].map(() => storage.recordUsage(record(expected++, 'acct_close'))));
+      }
+      await new Promise((resolve) => setTimeout(resolve, cycle % 5));
+      await storage.close();
+    }
+    const reopened = createSqliteStorage(path, { checkpoints: false });
+    try {
+      assert.equal((await reopened.queryUsage({ accountId: 'acct_close' })).totals.requests, expected);
+    } finally {
+      await reopened.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
