@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
-import type { UsageRecord } from '../src/storage/types.js';
+import type { Storage, UsageRecord } from '../src/storage/types.js';
 
 function record(index: number, accountId = 'acct_wal'): UsageRecord {
   return {
@@ -22,40 +22,52 @@ function record(index: number, accountId = 'acct_wal'): UsageRecord {
   };
 }
 
-test('steady ledger writes: the WAL file stays bounded and every record is kept', async () => {
+/** A fresh directory for one test's database, removed afterwards. */
+async function inTempDir(body: (path: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
-  const path = join(dir, 'ledger.db');
-  // 256 frames (1 MiB) instead of 64 MiB and a check every 10 ms instead of 250, so a few
-  // thousand commits (written as fast as the disk takes them) go through many restarts.
+  try {
+    await body(join(dir, 'ledger.db'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `commits` commits of four records each (four records finishing in the same turn share one
+ * commit, as under load), every one checked; returns the largest size the log file reached.
+ */
+async function writeCommits(storage: Storage, path: string, commits: number, accountId = 'acct_wal'): Promise<number> {
+  let largest = 0;
+  for (let batch = 0; batch < commits; batch++) {
+    const results = await Promise.all([0, 1, 2, 3].map((offset) => storage.recordUsage(record(batch * 4 + offset, accountId))));
+    assert.ok(results.every(Boolean));
+    if (batch % 50 === 0) {
+      largest = Math.max(largest, statSync(`${path}-wal`).size);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+  return Math.max(largest, statSync(`${path}-wal`).size);
+}
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+
+test('steady ledger writes: the WAL file stays bounded and every record is kept', () => inTempDir(async (path) => {
+  // 256 frames instead of 16,384 and a check every 10 ms instead of 250, so a few thousand
+  // commits (written as fast as the disk takes them) go through many restarts.
   const storage = createSqliteStorage(path, { walRestartFrames: 256, walCheckpointIntervalMs: 10 });
   try {
     await storage.migrate();
     await new Promise((resolve) => setTimeout(resolve, 300)); // the checkpointer's first rounds
-    let largest = 0;
-    const commits = 3_000;
-    for (let batch = 0; batch < commits; batch++) {
-      // Four records finishing in the same turn share one commit, as under load.
-      const results = await Promise.all([0, 1, 2, 3].map((offset) => storage.recordUsage(record(batch * 4 + offset))));
-      assert.ok(results.every(Boolean));
-      if (batch % 50 === 0) {
-        largest = Math.max(largest, statSync(`${path}-wal`).size);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-    }
-    largest = Math.max(largest, statSync(`${path}-wal`).size);
-    const report = await storage.queryUsage({ accountId: 'acct_wal' });
-    assert.equal(report.totals.requests, commits * 4);
+    const largest = await writeCommits(storage, path, 3_000);
+    assert.equal((await storage.queryUsage({ accountId: 'acct_wal' })).totals.requests, 12_000);
     // Without restarts the log holds every commit's pages: well over 20 MiB here.
-    assert.ok(largest < 8 * 1024 * 1024, `WAL file reached ${(largest / 1048576).toFixed(1)} MiB`);
+    assert.ok(largest < 8 * 1024 * 1024, `WAL file reached ${mib(largest)}`);
   } finally {
     await storage.close();
-    rmSync(dir, { recursive: true, force: true });
   }
-});
+}));
 
-test('another connection writing all the while: the log is still started over and every record of both is kept', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
-  const path = join(dir, 'ledger.db');
+test('another connection writing all the while: the log is still started over and every record of both is kept', () => inTempDir(async (path) => {
   const storage = createSqliteStorage(path, { walRestartFrames: 256, walCheckpointIntervalMs: 10 });
   let other: Database.Database | null = null;
   let writing = true;
@@ -81,44 +93,29 @@ test('another connection writing all the while: the log is still started over an
       setImmediate(pump);
     };
     pump();
-    let largest = 0;
-    const commits = 3_000;
-    for (let batch = 0; batch < commits; batch++) {
-      const results = await Promise.all([0, 1, 2, 3].map((offset) => storage.recordUsage(record(batch * 4 + offset))));
-      assert.ok(results.every(Boolean));
-      if (batch % 50 === 0) {
-        largest = Math.max(largest, statSync(`${path}-wal`).size);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-    }
+    const largest = await writeCommits(storage, path, 3_000);
     writing = false;
-    largest = Math.max(largest, statSync(`${path}-wal`).size);
-    assert.equal((await storage.queryUsage({ accountId: 'acct_wal' })).totals.requests, commits * 4);
+    assert.equal((await storage.queryUsage({ accountId: 'acct_wal' })).totals.requests, 12_000);
     assert.ok(written > 400, `the other connection wrote ${written} records`);
     assert.equal((await storage.queryUsage({ accountId: 'acct_other' })).totals.requests, written);
     // The other writer alone puts well over 100 MiB of pages through the log; left to grow (no
     // restart while it writes) the file passed 280 MiB. With restarts it peaks at 8–15 MiB here.
-    assert.ok(largest < 40 * 1024 * 1024, `WAL file reached ${(largest / 1048576).toFixed(1)} MiB`);
+    assert.ok(largest < 40 * 1024 * 1024, `WAL file reached ${mib(largest)}`);
   } finally {
     writing = false;
     other?.close();
     await storage.close();
-    rmSync(dir, { recursive: true, force: true });
   }
-});
+}));
 
-test('the checkpoints reach the database file: a copy of the file alone, without its log, holds every record', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
-  const path = join(dir, 'ledger.db');
+test('the checkpoints reach the database file: a copy of the file alone, without its log, holds every record', () => inTempDir(async (path) => {
   const storage = createSqliteStorage(path, { walCheckpointIntervalMs: 10 });
   try {
     await storage.migrate();
-    for (let batch = 0; batch < 50; batch++) {
-      await Promise.all([0, 1, 2, 3].map((offset) => storage.recordUsage(record(batch * 4 + offset, 'acct_file'))));
-    }
+    await writeCommits(storage, path, 50, 'acct_file');
     // A few rounds: each copies what was committed before it began.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const copy = join(dir, 'copy.db');
+    const copy = `${path}.copy`;
     copyFileSync(path, copy);
     const alone = new Database(copy, { readonly: true });
     try {
@@ -128,32 +125,25 @@ test('the checkpoints reach the database file: a copy of the file alone, without
     }
   } finally {
     await storage.close();
-    rmSync(dir, { recursive: true, force: true });
   }
-});
+}));
 
-test('closing while checkpoint rounds are in flight loses nothing and leaves no error behind', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-wal-'));
-  const path = join(dir, 'ledger.db');
-  try {
-    let expected = 0;
-    for (let cycle = 0; cycle < 15; cycle++) {
-      // Rounds every millisecond and a tiny restart threshold: a close lands in every part of a round.
-      const storage = createSqliteStorage(path, { walRestartFrames: 8, walCheckpointIntervalMs: 1 });
-      await storage.migrate();
-      for (let batch = 0; batch < 10; batch++) {
-        await Promise.all([0, 1, 2].map(() => storage.recordUsage(record(expected++, 'acct_close'))));
-      }
-      await new Promise((resolve) => setTimeout(resolve, cycle % 5));
-      await storage.close();
+test('closing while checkpoint rounds are in flight loses nothing and leaves no error behind', () => inTempDir(async (path) => {
+  let expected = 0;
+  for (let cycle = 0; cycle < 15; cycle++) {
+    // Rounds every millisecond and a tiny restart threshold: a close lands in every part of a round.
+    const storage = createSqliteStorage(path, { walRestartFrames: 8, walCheckpointIntervalMs: 1 });
+    await storage.migrate();
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all([0, 1, 2].map(() => storage.recordUsage(record(expected++, 'acct_close'))));
     }
-    const reopened = createSqliteStorage(path, { checkpoints: false });
-    try {
-      assert.equal((await reopened.queryUsage({ accountId: 'acct_close' })).totals.requests, expected);
-    } finally {
-      await reopened.close();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await new Promise((resolve) => setTimeout(resolve, cycle % 5));
+    await storage.close();
   }
-});
+  const reopened = createSqliteStorage(path, { checkpoints: false });
+  try {
+    assert.equal((await reopened.queryUsage({ accountId: 'acct_close' })).totals.requests, expected);
+  } finally {
+    await reopened.close();
+  }
+}));
