@@ -11,7 +11,7 @@ import { formatTable } from './format-table.js';
 type LoadConfig = () => Config;
 
 async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage) => Promise<T>): Promise<T> {
-  // One command's writes: no checkpoint thread (a running gateway's, or SQLite at close, checkpoints them).
+  // One command's writes: no checkpoints of its own (a running gateway's, or SQLite at close, checkpoints them).
   const storage = await createStorage(loadConfig().databaseUrl, { sqliteCheckpoints: false });
   try {
     await storage.migrate();

@@ -21,7 +21,7 @@ interface ListeningMessage { type: 'tollgate-listening'; url: string; firstModel
 export const CHECKPOINTS_VARIABLE = 'TOLLGATE_SQLITE_CHECKPOINTS';
 
 export async function runPrimary(config: Config, workerCount: number): Promise<void> {
-  // Only migrations and the first account: no checkpoint thread for that (the workers run them).
+  // Only migrations and the first account: no checkpoints for that (the workers run them).
   const storage = await createStorage(config.databaseUrl, { sqliteCheckpoints: false });
   await storage.migrate();
   const bootstrapped = await bootstrapDefaultAccount(storage);
