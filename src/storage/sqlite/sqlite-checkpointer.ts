@@ -115,6 +115,14 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
   // another connection) and whether frames were left uncopied. Null until the first round, which
   // cannot know whether its read pins the log and so copies with SQLite's own flushes instead.
   let previous: { version: number; uncopied: boolean } | null = null;
+  /** Inside a transaction on the reader: its snapshot taken, its data version. */
+  const readVersion = (): number => {
+    snapshot.get();
+    return dataVersion.get() as number;
+  };
+  const remember = (version: number, result: CheckpointResult) => {
+    previous = { version, uncopied: result.busy !== 0 || result.checkpointed < result.log };
+  };
 
   /**
    * Steps 1–5 above: the log's size and how much of it is now in the database, or null when the
@@ -123,14 +131,13 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
   const round = async (): Promise<CheckpointResult | null> => {
     beginRead.run();
     try {
-      snapshot.get();
-      const version = dataVersion.get() as number;
+      const version = readVersion();
       if (previous === null) return null; // the first round is `copyRestUnderWriteLock`
       if (!previous.uncopied && previous.version === version) return null;
       await flush(logFile);
       const result = passive.get() as CheckpointResult;
       await flush(path);
-      previous = { version, uncopied: result.busy !== 0 || result.checkpointed < result.log };
+      remember(version, result);
       return result;
     } finally {
       if (readerDb.inTransaction) endRead.run();
@@ -154,13 +161,11 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
       }
     }
     try {
-      snapshot.get();
-      const version = dataVersion.get() as number;
+      const version = readVersion();
       checkpointDb.pragma('synchronous = NORMAL');
       try {
-        const result = passive.get() as CheckpointResult;
         // The next round's pin depends on what is left now (see `round`).
-        previous = { version, uncopied: result.busy !== 0 || result.checkpointed < result.log };
+        remember(version, passive.get() as CheckpointResult);
       } finally {
         checkpointDb.pragma('synchronous = OFF');
       }
