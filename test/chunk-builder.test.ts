@@ -2,14 +2,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ChunkBuilder } from '../src/completions/chunk-builder.js';
-import { quote } from '../src/completions/json-string.js';
+import { escaped, isAscii, plainAscii, plainWide, textKind } from '../src/completions/json-string.js';
 
 /** Any UTF-16 text, lone surrogate halves and control characters included. */
 const anyText = fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 40 }).map((codes) => String.fromCharCode(...codes));
 
-test('quote gives exactly what JSON.stringify gives, for any text', () => {
-  fc.assert(fc.property(anyText, (text) => quote(text) === JSON.stringify(text)), { numRuns: 20_000 });
-  for (const text of ['', ' word', 'say "hi"', 'a\\b', 'line\nbreak', '\u0000', '\ud83d\ude00', '\ud83d', '\u2028', '\u007f']) assert.equal(quote(text), JSON.stringify(text));
+test('a text said to go into JSON as it is gives exactly what JSON.stringify gives, and is ASCII when said to be', () => {
+  const check = (text: string) => {
+    const kind = textKind(text);
+    if (kind !== escaped) assert.equal(`"${text}"`, JSON.stringify(text), JSON.stringify(text));
+    if (kind === plainAscii) assert.ok(isAscii(text));
+    if (kind === plainWide) assert.ok(!isAscii(text));
+  };
+  fc.assert(fc.property(anyText, (text) => check(text) === undefined), { numRuns: 20_000 });
+  for (const text of ['', ' word', 'say "hi"', 'a\\b', 'line\nbreak', '\u0000', '\ud83d\ude00', '\ud83d', '\u2028', '\u007f', 'café']) check(text);
+  assert.equal(textKind(' word'), plainAscii);
+  assert.equal(textKind('café'), plainWide);
+  assert.equal(textKind('say "hi"'), escaped);
 });
 
 test('every chunk is one SSE event whose JSON is the text_completion chunk, across fingerprint changes', () => {

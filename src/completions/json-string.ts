@@ -1,20 +1,32 @@
 /**
- * Strings written into stream chunks: quoted without a call into the runtime in the common case,
- * and whether they are ASCII (then they can be written as latin1: the same bytes as UTF-8 without
- * measuring and encoding them a character at a time).
+ * Strings written into stream chunks: whether they can go into JSON as they are (no call into the
+ * runtime to quote them) and whether they are ASCII (then they can be written as latin1: the same
+ * bytes as UTF-8 without measuring and encoding them a character at a time), found in one scan.
  */
 
+/** The text goes between quotes as it is, and is all ASCII. */
+export const plainAscii = 0;
+/** The text goes between quotes as it is, and has characters above U+007F (none a surrogate half). */
+export const plainWide = 1;
+/** The text needs `JSON.stringify`: a quote, a backslash, a control character or a surrogate half. */
+export const escaped = 2;
+
 /**
- * `JSON.stringify(text)` for a string: text with nothing to escape (no quote, backslash, control
- * character or lone surrogate half — almost every token) is quoted as it is, which gives the same
- * characters without a call into the runtime.
+ * How a text goes into JSON (`plainAscii`, `plainWide` or `escaped`). Almost every token is plain;
+ * for those, `"${text}"` is exactly what `JSON.stringify(text)` writes. Surrogate halves go through
+ * `JSON.stringify` even when paired (it writes a lone one as an escape).
  */
-export function quote(text: string): string {
+export function textKind(text: string): number {
+  let kind = plainAscii;
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
+    if (code < 0x20 || code === 0x22 || code === 0x5c) return escaped;
+    if (code > 0x7f) {
+      if (code >= 0xd800 && code <= 0xdfff) return escaped;
+      kind = plainWide;
+    }
   }
-  return `"${text}"`;
+  return kind;
 }
 
 /** No character above U+007F (a token is a few characters: a loop beats a regular expression's call). */
