@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ChunkBuilder } from '../src/completions/chunk-builder.js';
+import { usageJson } from '../src/completions/completion-objects.js';
 import { escaped, isAscii, plainAscii, plainWide, textKind } from '../src/completions/json-string.js';
 
 /** Any UTF-16 text, lone surrogate halves and control characters included. */
@@ -61,4 +62,14 @@ test('a chunk with logprobs carries them', () => {
   const logprobs = { tokens: [' Hi'], token_logprobs: [-0.5], top_logprobs: [{ ' Hi': -0.5 }], text_offset: [0] };
   const chunk = JSON.parse(builder.choice(1, ' Hi', logprobs, null).slice(6));
   assert.deepEqual(chunk.choices, [{ text: ' Hi', index: 1, logprobs, finish_reason: null }]);
+});
+
+test('the usage chunk writes exactly what JSON.stringify writes, for any numbers', () => {
+  const number = fc.oneof(fc.nat(), fc.integer(), fc.double(), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, Number.MAX_VALUE, 2 ** 53));
+  const usage = fc.record({
+    prompt_tokens: number, completion_tokens: number, total_tokens: number,
+    completion_tokens_details: fc.record({ accepted_prediction_tokens: number, audio_tokens: number, reasoning_tokens: number, rejected_prediction_tokens: number }),
+    prompt_tokens_details: fc.record({ audio_tokens: number, cached_tokens: number }),
+  });
+  fc.assert(fc.property(usage, (each) => usageJson(each) === JSON.stringify(each)), { numRuns: 5_000 });
 });

@@ -14,7 +14,7 @@
 import type { FinishReason } from '../vendors/types.js';
 import { flat } from '../vendors/shared/flat-string.js';
 import { escaped, isAscii, plainAscii, textKind } from './json-string.js';
-import type { ChoiceLogprobs, CompletionUsage } from './completion-objects.js';
+import { usageJson, type ChoiceLogprobs, type CompletionUsage } from './completion-objects.js';
 
 export class ChunkBuilder {
   /** `data: {"id":…,"choices":[` */
@@ -72,7 +72,7 @@ export class ChunkBuilder {
   /** The usage event (no choices). */
   usage(usage: CompletionUsage): string {
     this.ascii = this.fixedAscii; // the rest is numbers and field names
-    return `${this.head}${this.tail}${this.fingerprintJson},"usage":${JSON.stringify(usage)}}\n\n`;
+    return `${this.head}${this.tail}${this.fingerprintJson},"usage":${usageJson(usage)}}\n\n`;
   }
 
   private closing(index: number, withQuote: boolean): string {
