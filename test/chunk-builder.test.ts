@@ -26,7 +26,7 @@ test('every chunk is one SSE event whose JSON is the text_completion chunk, acro
   const finish = fc.constantFrom(null, 'stop', 'length');
   const step = fc.oneof(
     { arbitrary: fc.record({ kind: fc.constant('choice' as const), index: fc.nat({ max: 3 }), text: anyText, finish }), weight: 6 },
-    { arbitrary: fc.record({ kind: fc.constant('fingerprint' as const), fingerprint: fc.oneof(fc.constant(null), fc.string()) }), weight: 1 },
+    { arbitrary: fc.record({ kind: fc.constant('fingerprint' as const), fingerprint: fc.oneof(fc.constant(null), fc.string(), fc.constant('null')) }), weight: 1 },
   );
   fc.assert(fc.property(fc.string(), fc.string(), fc.boolean(), fc.array(step, { maxLength: 12 }), (id, model, includeUsage, steps) => {
     const builder = new ChunkBuilder(id, 1_700_000_000, model, includeUsage);

@@ -131,8 +131,7 @@ export class CompletionsHandler {
     const observer = this.observer;
     const sse = new SseWriter(response, headers, this.keepAliveIntervalMs);
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null, false);
-    const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage);
-    chunks.setFingerprint(GATEWAY_FINGERPRINT);
+    const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage, GATEWAY_FINGERPRINT);
     try {
       for await (const batch of run.generate(abort.signal)) {
         for (const part of batch) {
