@@ -43,8 +43,9 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
         const ttftMs = run.meter.firstTokenAt === null ? 'null' : tenths(run.meter.firstTokenAt);
         // The line pino would write for logger.info({ requestId, …, ttftMs }, 'completion'), field for
         // field, built in one template: pino's generic serialiser cost ~5 µs a request here
-        // (bench/compare-builds). Strings go through JSON.stringify; the rest are numbers, booleans, null.
-        destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"account":${JSON.stringify(run.caller.account.id)},"keyId":${JSON.stringify(run.caller.keyId)},"model":${JSON.stringify(model)},"vendor":${JSON.stringify(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${tenths(seconds * 1000)},"ttftMs":${ttftMs},"msg":"completion"}\n`);
+        // (bench/compare-builds). Strings go through JSON.stringify (those that repeat from line to line
+        // once, see `quoted`); the rest are numbers, booleans, null.
+        destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"account":${quoted(run.caller.account.id)},"keyId":${run.caller.keyId === null ? 'null' : quoted(run.caller.keyId)},"model":${quoted(model)},"vendor":${quoted(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${tenths(seconds * 1000)},"ttftMs":${ttftMs},"msg":"completion"}\n`);
       }
     },
   };
@@ -63,6 +64,24 @@ export function tenths(ms: number): string {
   const digit = scaled % 10;
   const whole = (scaled - digit) / 10;
   return digit === 0 ? `${whole}` : `${whole}.${digit}`;
+}
+
+/**
+ * `JSON.stringify(text)` for the strings that repeat from one request's line to the next (account,
+ * key, model, vendor), kept instead of quoted again for every line. Short strings only (a model
+ * name is the caller's text), and at most 1,024 of them before the cache starts over.
+ */
+const quotedTexts = new Map<string, string>();
+function quoted(text: string): string {
+  let json = quotedTexts.get(text);
+  if (json === undefined) {
+    json = JSON.stringify(text);
+    if (text.length <= 256) {
+      if (quotedTexts.size >= 1_024) quotedTexts.clear();
+      quotedTexts.set(text, json);
+    }
+  }
+  return json;
 }
 
 const statusTexts = new Map<number, string>();
