@@ -39,28 +39,23 @@ interface Ending {
   closings: string[];
 }
 
-/** A model's endings: [without usage, with usage] for no fingerprint, and the same per fingerprint. */
-interface ModelEndings {
-  none: Ending[];
-  byFingerprint: Map<string, Ending[]>;
-}
-
-const endings = new Map<string, ModelEndings>();
+/** Endings by model, then fingerprint (`null` for none: a Map key of its own, apart from every string), then [without usage, with usage]. */
+const endings = new Map<string, Map<string | null, Ending[]>>();
 /** Models (and fingerprints per model) kept; past this a cache starts over (a model name is the caller's text). */
 const maxCached = 256;
 
 function endingFor(model: string, fingerprint: string | null, includeUsage: boolean): Ending {
-  let forModel = endings.get(model);
-  if (forModel === undefined) {
+  let byFingerprint = endings.get(model);
+  if (byFingerprint === undefined) {
     if (endings.size >= maxCached) endings.clear();
-    forModel = { none: [], byFingerprint: new Map() };
-    endings.set(model, forModel);
+    byFingerprint = new Map();
+    endings.set(model, byFingerprint);
   }
-  let pair = fingerprint === null ? forModel.none : forModel.byFingerprint.get(fingerprint);
+  let pair = byFingerprint.get(fingerprint);
   if (pair === undefined) {
-    if (forModel.byFingerprint.size >= maxCached) forModel.byFingerprint.clear();
+    if (byFingerprint.size >= maxCached) byFingerprint.clear();
     pair = [];
-    forModel.byFingerprint.set(fingerprint!, pair);
+    byFingerprint.set(fingerprint, pair);
   }
   const slot = includeUsage ? 1 : 0;
   let ending = pair[slot];

@@ -48,7 +48,9 @@ const probeText = '~probe~';
 /**
  * Whether the text holds a quote, a backslash or a control character: what JSON writes differently
  * from the text itself. A loop rather than a regular expression: a delta is a few characters, and
- * the expression's call cost more than the scan (~230 instructions a chunk against ~40).
+ * the expression's call cost more than the scan (~230 instructions a chunk against ~40). Not the
+ * chunk builder's `textKind`: here the text stands between quotes in raw JSON, where a surrogate
+ * or any other character above U+007F stands for itself.
  */
 function needsEscape(text: string): boolean {
   for (let index = 0; index < text.length; index++) {
