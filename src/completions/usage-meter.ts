@@ -34,7 +34,7 @@ export class UsageMeter {
 
   /** The settled usage. Estimates count prompts once each and all text produced (echo excluded). */
   settle(model: ModelInfo | null, prompts: PromptInput[], echo: boolean, n: number): MeteredUsage {
-    if (this.reported) return Object.assign({}, this.reported, { estimated: this.reported.estimated === true });
+    if (this.reported) return usageCopy(this.reported);
     if (!model) return { promptTokens: 0, completionTokens: 0, estimated: false };
     let promptTokens = 0;
     const promptTexts: string[] = [];
@@ -58,8 +58,26 @@ export class UsageMeter {
   }
 }
 
+/**
+ * A copy with every field present (null when not reported): one object of a fixed shape, where
+ * copying whichever fields a vendor sent went through the runtime (~2k instructions a request).
+ */
+function usageCopy(usage: Usage): MeteredUsage {
+  return {
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedTokens: usage.cachedTokens ?? null,
+    reasoningTokens: usage.reasoningTokens ?? null,
+    audioPromptTokens: usage.audioPromptTokens ?? null,
+    audioCompletionTokens: usage.audioCompletionTokens ?? null,
+    acceptedPredictionTokens: usage.acceptedPredictionTokens ?? null,
+    rejectedPredictionTokens: usage.rejectedPredictionTokens ?? null,
+    estimated: usage.estimated === true,
+  };
+}
+
 function addUsage(sum: Usage | null, usage: Usage): Usage {
-  if (!sum) return { ...usage };
+  if (!sum) return usageCopy(usage);
   const add = (a: number | null | undefined, b: number | null | undefined) => (a == null && b == null ? null : (a ?? 0) + (b ?? 0));
   return {
     promptTokens: sum.promptTokens + usage.promptTokens,

@@ -45,15 +45,17 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     else authHeaders.authorization = `Bearer ${options.apiKey}`;
   }
 
-  // One URL object per model and mode (models come from the catalogue; the cap only guards memory).
-  const urls = new Map<string, URL>();
+  // One URL object per mode and model (models come from the catalogue; the cap only guards memory).
+  // A map per mode, keyed by the catalogue's own name string, whose hash V8 keeps: a joined key
+  // was a new string to hash on every request.
+  const urls = { native: new Map<string, URL>(), chat: new Map<string, URL>() };
   const urlFor = (mode: 'native' | 'chat', modelName: string): URL => {
-    const key = `${mode}\u0000${modelName}`;
-    let url = urls.get(key);
+    const byModel = urls[mode];
+    let url = byModel.get(modelName);
     if (!url) {
-      if (urls.size >= 1_000) urls.clear();
+      if (byModel.size >= 1_000) byModel.clear();
       url = openaiCompatibleUrl(preset, options.baseUrl, mode, modelName, options.apiVersion);
-      urls.set(key, url);
+      byModel.set(modelName, url);
     }
     return url;
   };
@@ -69,7 +71,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       choiceCount,
       echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, local) => promptText(prompts[Math.floor(local / group.n)])) : null,
       stops: plan.gatewayStops,
-      promptText: prompts.map(promptText).join(''),
+      promptText: prompts.length === 1 ? promptText(prompts[0]) : prompts.map(promptText).join(''),
       countTokens: model.countTokens,
       run: (signal: AbortSignal) => callParts(client, { vendor: preset.name, mode: plan.mode, url, headers: { 'x-request-id': requestId, ...authHeaders }, body, streaming, model: model.name, choiceCount }, signal),
     };
