@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { ChunkBuilder } from '../src/completions/chunk-builder.js';
-import { usageJson } from '../src/completions/completion-objects.js';
+import { completionJson, usageJson, type Completion } from '../src/completions/completion-objects.js';
 import { escaped, isAscii, plainAscii, plainWide, textKind } from '../src/completions/json-string.js';
 
 /** Any UTF-16 text, lone surrogate halves and control characters included. */
@@ -72,4 +72,44 @@ test('the usage chunk writes exactly what JSON.stringify writes, for any numbers
     prompt_tokens_details: fc.record({ audio_tokens: number, cached_tokens: number }),
   });
   fc.assert(fc.property(usage, (each) => usageJson(each) === JSON.stringify(each)), { numRuns: 5_000 });
+});
+
+test('the non-stream answer writes exactly what JSON.stringify writes, and is ASCII when said to be', () => {
+  const number = fc.oneof(fc.nat(), fc.integer(), fc.double(), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 2 ** 53));
+  const count = fc.oneof(fc.nat(), fc.constantFrom(NaN, Infinity));
+  const usage = fc.record({
+    prompt_tokens: count, completion_tokens: count, total_tokens: count,
+    completion_tokens_details: fc.record({ accepted_prediction_tokens: count, audio_tokens: count, reasoning_tokens: count, rejected_prediction_tokens: count }),
+    prompt_tokens_details: fc.record({ audio_tokens: count, cached_tokens: count }),
+  });
+  const logprobs = fc.record({
+    tokens: fc.array(anyText, { maxLength: 3 }),
+    token_logprobs: fc.array(fc.oneof(fc.constant(null), fc.double()), { maxLength: 3 }),
+    top_logprobs: fc.array(fc.oneof(fc.constant(null), fc.dictionary(anyText, fc.double(), { maxKeys: 2 })), { maxLength: 3 }),
+    text_offset: fc.array(fc.nat(), { maxLength: 3 }),
+  });
+  const choice = fc.record({
+    text: anyText,
+    index: number,
+    logprobs: fc.oneof(fc.constant(null), logprobs),
+    finish_reason: fc.constantFrom(null, 'stop', 'length', 'content_filter'),
+  });
+  const completion = fc.record(
+    {
+      id: anyText,
+      object: fc.constant('text_completion' as const),
+      created: number,
+      model: anyText,
+      system_fingerprint: fc.oneof(fc.constant(null), anyText),
+      choices: fc.array(choice, { maxLength: 4 }),
+      usage: fc.oneof(fc.constant(null), usage),
+    },
+    { requiredKeys: ['id', 'object', 'created', 'model', 'system_fingerprint', 'choices'] },
+  );
+  fc.assert(fc.property(completion, (each) => {
+    const { text, ascii } = completionJson(each as Completion);
+    assert.equal(text, JSON.stringify(each));
+    if (ascii) assert.match(text, /^[\x00-\x7f]*$/);
+    else assert.doesNotMatch(text, /^[\x00-\x7f]*$/);
+  }), { numRuns: 5_000 });
 });

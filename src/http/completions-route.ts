@@ -12,7 +12,7 @@ import type { Config } from '../config/config.js';
 import { ChoiceAccumulator } from '../completions/choice-accumulator.js';
 import { ChunkBuilder } from '../completions/chunk-builder.js';
 import { completionId, GATEWAY_FINGERPRINT } from '../completions/completion-id.js';
-import { toWireUsage, type Completion } from '../completions/completion-objects.js';
+import { completionJson, toWireUsage, type Completion } from '../completions/completion-objects.js';
 import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../completions/completion-pipeline.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestObserver } from '../observability/request-observer.js';
@@ -124,7 +124,8 @@ export class CompletionsHandler {
       usage: toWireUsage(usage),
     };
     this.observer.finished(run, 200);
-    writeJson(response, 200, headers, completion);
+    const { text, ascii } = completionJson(completion);
+    writeJsonText(response, 200, headers, text, ascii);
   }
 
   private async streamCompletion(response: ServerResponse, run: CompletionRun, abort: ClientCancel, headers: Record<string, string>): Promise<void> {
@@ -208,12 +209,16 @@ export async function finishQuietly(run: CompletionRun, outcome: Parameters<Comp
 
 /** One JSON answer; nothing is written once the response has begun or its socket is gone. */
 export function writeJson(response: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+  writeJsonText(response, status, headers, JSON.stringify(body), false);
+}
+
+/** A JSON body already written; `ascii` (known to hold no character above U+007F) sends it as latin1, the same bytes without measuring or encoding it. */
+function writeJsonText(response: ServerResponse, status: number, headers: Record<string, string>, text: string, ascii: boolean): void {
   if (response.headersSent || response.destroyed) return;
-  const text = JSON.stringify(body);
   headers['content-type'] = 'application/json; charset=utf-8';
-  headers['content-length'] = String(Buffer.byteLength(text));
+  headers['content-length'] = String(ascii ? text.length : Buffer.byteLength(text));
   response.writeHead(status, headers);
-  response.end(text);
+  response.end(text, ascii ? 'latin1' : 'utf8');
 }
 
 /** The error shape for anything thrown, with the request's own headers; nothing once the response has begun. */
