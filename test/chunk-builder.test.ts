@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { ChunkBuilder } from '../src/completions/chunk-builder.js';
 import { completionJson, usageJson, type Completion } from '../src/completions/completion-objects.js';
-import { escaped, isAscii, plainAscii, plainWide, textKind } from '../src/completions/json-string.js';
+import { escaped, isAscii, plainAscii, plainWide, textKind } from '../src/vendors/shared/json-string.js';
 
 /** Any UTF-16 text, lone surrogate halves and control characters included. */
 const anyText = fc.array(fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 40 }).map((codes) => String.fromCharCode(...codes));

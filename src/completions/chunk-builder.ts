@@ -16,7 +16,7 @@
  */
 import type { FinishReason } from '../vendors/types.js';
 import { flat } from '../vendors/shared/flat-string.js';
-import { escaped, isAscii, plainAscii, textKind } from './json-string.js';
+import { escaped, isAscii, plainAscii, textKind } from '../vendors/shared/json-string.js';
 import { usageJson, type ChoiceLogprobs, type CompletionUsage } from './completion-objects.js';
 
 /**

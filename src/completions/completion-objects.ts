@@ -1,6 +1,6 @@
 /** The wire objects of the legacy completions API: the Completion and its stream chunks. */
 import type { FinishReason, Usage } from '../vendors/types.js';
-import { isAscii, plainAscii, plainWide, textKind } from './json-string.js';
+import { isAscii, plainAscii, plainWide, textKind } from '../vendors/shared/json-string.js';
 
 export interface ChoiceLogprobs {
   tokens: string[];

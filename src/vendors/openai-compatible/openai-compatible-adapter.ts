@@ -4,6 +4,7 @@
  * streams stream, always asking for usage.
  */
 import type { CallPart } from '../shared/call-part.js';
+import type { JsonBody } from '../shared/json-body.js';
 import type { ModelCatalogue } from '../shared/model-catalogue.js';
 import type { CallGroup } from '../shared/plan-generation.js';
 import { promptText } from '../shared/plan-generation.js';
@@ -97,7 +98,7 @@ interface UpstreamCall {
   mode: OpenAICompatiblePlan['mode'];
   url: URL;
   headers: Record<string, string>;
-  body: Record<string, unknown>;
+  body: JsonBody;
   streaming: boolean;
   model: string;
   choiceCount: number;

@@ -13,6 +13,7 @@ import { abortReason } from './abort.js';
 import { Deadline, type DeadlineLimits } from './upstream-deadline.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
+import { JsonBody } from './json-body.js';
 import { UpstreamBodyChunks } from './upstream-body-chunks.js';
 import { UpstreamExchange } from './upstream-exchange.js';
 
@@ -21,6 +22,7 @@ export type ResponseHeaders = Record<string, string | string[] | undefined>;
 export interface UpstreamRequest {
   url: URL;
   headers: Record<string, string>;
+  /** The JSON body: a `JsonBody` already written, or a value for `JSON.stringify`. */
   body: unknown;
   /** Streams use the idle timeout for headers too; non-stream calls wait up to responseTimeoutMs. */
   streaming: boolean;
@@ -92,7 +94,7 @@ export class UpstreamClient {
         path: target.path,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
-        body: JSON.stringify(request.body),
+        body: request.body instanceof JsonBody ? request.body.text : JSON.stringify(request.body),
       }, exchange);
       await exchange.headersArrived();
     } catch (error) {

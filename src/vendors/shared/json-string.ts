@@ -34,3 +34,8 @@ export function isAscii(text: string): boolean {
   for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) > 0x7f) return false;
   return true;
 }
+
+/** `JSON.stringify(text)`: as it is between quotes when JSON writes it so, without the call into the runtime. */
+export function jsonString(text: string): string {
+  return textKind(text) === escaped ? JSON.stringify(text) : `"${text}"`;
+}
