@@ -1,5 +1,6 @@
 /** The completions contract end to end over raw HTTP: auth, response shape, streaming bytes, ledger. */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
 import { createStorage } from '../src/storage/create-storage.js';
@@ -245,4 +246,71 @@ describe('ledger, usage and models', () => {
     assert.equal(ready.status, 200);
     assert.equal((await ready.json()).storage, 'sqlite');
   });
+});
+
+/** Splits raw HTTP/1.1 responses (content-length or chunked bodies) read off one connection. */
+function splitResponses(raw: Buffer): { status: number; headers: Record<string, string>; body: string }[] {
+  const responses: { status: number; headers: Record<string, string>; body: string }[] = [];
+  let at = 0;
+  while (at < raw.length) {
+    const headEnd = raw.indexOf('\r\n\r\n', at);
+    if (headEnd < 0) break;
+    const [statusLine, ...lines] = raw.subarray(at, headEnd).toString('latin1').split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+    at = headEnd + 4;
+    let body: Buffer;
+    if (headers['content-length'] !== undefined) {
+      body = raw.subarray(at, at + Number(headers['content-length']));
+      at += body.length;
+    } else {
+      const parts: Buffer[] = [];
+      for (;;) {
+        const sizeEnd = raw.indexOf('\r\n', at);
+        const size = Number.parseInt(raw.subarray(at, sizeEnd).toString('latin1'), 16);
+        at = sizeEnd + 2;
+        if (size === 0) {
+          at += 2;
+          break;
+        }
+        parts.push(raw.subarray(at, at + size));
+        at += size + 2;
+      }
+      body = Buffer.concat(parts);
+    }
+    responses.push({ status: Number(statusLine.split(' ')[1]), headers, body: body.toString('utf8') });
+  }
+  return responses;
+}
+
+test('pipelined requests on one connection each get their whole answer, in order', async () => {
+  const url = new URL(gateway.url);
+  const request = (body: object) => {
+    const text = JSON.stringify(body);
+    return `POST /v5/completions HTTP/1.1\r\nhost: ${url.host}\r\nx-api-key: ${gateway.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+  };
+  const socket = connect(Number(url.port), url.hostname);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  // Three requests in one write: the second and third wait behind the first on the server.
+  socket.write(request({ model, prompt: 'One', max_tokens: 3 }) + request({ model, prompt: 'Two', max_tokens: 3, stream: true }) + request({ model, prompt: 'Three café', max_tokens: 3 }));
+  const deadline = Date.now() + 10_000;
+  let responses: ReturnType<typeof splitResponses> = [];
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    responses = splitResponses(Buffer.concat(chunks));
+    if (responses.length === 3 && responses[1].body.includes('[DONE]')) break;
+  }
+  socket.destroy();
+  assert.equal(responses.length, 3);
+  assert.deepEqual(responses.map((each) => each.status), [200, 200, 200]);
+  const first = JSON.parse(responses[0].body);
+  const third = JSON.parse(responses[2].body);
+  assert.equal(first.object, 'text_completion');
+  assert.equal(third.object, 'text_completion');
+  assert.ok(third.usage.prompt_tokens > first.usage.prompt_tokens, 'the third answer is the third request\'s');
+  const events = parseSse(responses[1].body);
+  assert.equal(events.at(-1)!.data, '[DONE]');
+  assert.equal(JSON.parse(events[0].data).object, 'text_completion');
 });

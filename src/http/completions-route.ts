@@ -16,6 +16,7 @@ import { completionJson, toWireUsage, type Completion } from '../completions/com
 import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../completions/completion-pipeline.js';
 import type { Logger } from '../observability/logger.js';
 import type { RequestObserver } from '../observability/request-observer.js';
+import { endInOneWrite } from './end-in-one-write.js';
 import { toErrorResponse } from './error-mapper.js';
 import { GatewayError } from './gateway-error.js';
 import { ClientCancel } from './client-cancel.js';
@@ -218,7 +219,7 @@ function writeJsonText(response: ServerResponse, status: number, headers: Record
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = String(ascii ? text.length : Buffer.byteLength(text));
   response.writeHead(status, headers);
-  response.end(text, ascii ? 'latin1' : 'utf8');
+  endInOneWrite(response, text, ascii ? 'latin1' : 'utf8');
 }
 
 /** The error shape for anything thrown, with the request's own headers; nothing once the response has begun. */

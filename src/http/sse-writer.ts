@@ -14,6 +14,7 @@
  * Node measure the batch (`Buffer.byteLength`) and then encode it, a character at a time each.
  */
 import type { ServerResponse } from 'node:http';
+import { endInOneWrite } from './end-in-one-write.js';
 import { toErrorResponse } from './error-mapper.js';
 
 /** `event: done` first for the SGP SDK (which ignores named events), then `[DONE]` for the OpenAI SDKs. */
@@ -121,7 +122,7 @@ export class SseWriter {
       this.headers['content-length'] = sending ? String(latin1 ? text.length : Buffer.byteLength(text)) : '0';
       this.start();
     }
-    if (sending) this.response.end(text, latin1 ? 'latin1' : 'utf8');
+    if (sending) endInOneWrite(this.response, text, latin1 ? 'latin1' : 'utf8');
     else this.response.end();
   }
 
