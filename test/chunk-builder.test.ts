@@ -17,6 +17,13 @@ test('a text said to go into JSON as it is gives exactly what JSON.stringify giv
   };
   fc.assert(fc.property(anyText, (text) => check(text) === undefined), { numRuns: 20_000 });
   for (const text of ['', ' word', 'say "hi"', 'a\\b', 'line\nbreak', '\u0000', '\ud83d\ude00', '\ud83d', '\u2028', '\u007f', 'café']) check(text);
+  // Past 24 characters a regular expression looks first: long texts, plain and with one odd character anywhere.
+  const long = 'The quick brown fox jumps over the lazy dog~';
+  fc.assert(fc.property(fc.nat({ max: long.length }), fc.constantFrom('', '"', '\\', '\n', '\u007f', 'é', '\ud83d', '\ud83d\ude00', '\u2028'), (at, odd) => check(long.slice(0, at) + odd + long.slice(at)) === undefined));
+  fc.assert(fc.property(fc.stringMatching(/^[ -~]{20,80}$/), (text) => check(text) === undefined));
+  assert.equal(textKind(long), plainAscii);
+  assert.equal(textKind(`${long}é`), plainWide);
+  assert.equal(textKind(`${long}"`), escaped);
   assert.equal(textKind(' word'), plainAscii);
   assert.equal(textKind('café'), plainWide);
   assert.equal(textKind('say "hi"'), escaped);
