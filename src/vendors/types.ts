@@ -40,7 +40,18 @@ export interface TokenLogprob {
  * Usage parts are additive: an adapter that fans out to several upstream calls yields one per call.
  */
 export type StreamPart =
-  | { type: 'text-delta'; choice: number; text: string; logprobs?: TokenLogprob[] }
+  | {
+      type: 'text-delta';
+      choice: number;
+      text: string;
+      logprobs?: TokenLogprob[];
+      /**
+       * Set by a reader that already scanned the text: every character is printable ASCII other
+       * than the quote and the backslash, so JSON writes it as it is (the chunk builder then
+       * skips its own scan). Absent means unknown, never the opposite.
+       */
+      plainAscii?: boolean;
+    }
   | { type: 'finish'; choice: number; finishReason: FinishReason }
   | { type: 'usage'; usage: Usage }
   | { type: 'metadata'; systemFingerprint?: string | null };
