@@ -1,7 +1,9 @@
 /**
- * Strings written into stream chunks: whether they can go into JSON as they are (no call into the
- * runtime to quote them) and whether they are ASCII (then they can be written as latin1: the same
- * bytes as UTF-8 without measuring and encoding them a character at a time), found in one scan.
+ * Strings the gateway writes into JSON by hand (stream chunks, the non-stream answer, upstream
+ * request bodies): whether they can go in as they are (no call into the runtime to quote them) and
+ * whether they are ASCII (then they can be written as latin1: the same bytes as UTF-8 without
+ * measuring and encoding them a character at a time), found in one scan. Here, in vendors/shared,
+ * so the vendor layer and the completions layer quote through the same rules.
  */
 
 /** The text goes between quotes as it is, and is all ASCII. */
