@@ -9,12 +9,12 @@ import { copyFileSync, mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { toErrorResponse } from '../src/http/error-mapper.js';
+import { toErrorResponse } from '../src/errors/error-mapper.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
 import { isLocalModelCached, loadOrTrainLocalModel, locateLocalModel } from '../src/vendors/local/local-model-store.js';
 import type { ModelInfo } from '../src/vendors/types.js';
-import { VendorError } from '../src/vendors/vendor-error.js';
+import { VendorError } from '../src/errors/vendor-error.js';
 import { request } from './support/mock-upstream-helpers.js';
 import { get, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GatewayError } from '../src/http/gateway-error.js';
+import { GatewayError } from '../src/errors/gateway-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { transportOptionsSchema } from '../src/vendors/shared/transport-options.js';
 import { UpstreamClient } from '../src/vendors/shared/upstream-client.js';
-import { VendorError } from '../src/vendors/vendor-error.js';
+import { VendorError } from '../src/errors/vendor-error.js';
 import { activeCount } from './support/active-resources.js';
 
 type Script = (response: ServerResponse) => void;

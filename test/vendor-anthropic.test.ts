@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
-import { VendorError } from '../src/vendors/vendor-error.js';
+import { VendorError } from '../src/errors/vendor-error.js';
 import fc from 'fast-check';
 import { MockUpstream, sse } from './support/mock-upstream.js';
 import { assertNeverAcceptsWhatSchemaRefuses, oddValue } from './support/plain-check-property.js';

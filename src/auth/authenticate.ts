@@ -1,5 +1,5 @@
 /** Resolves the caller from its headers: key → account, with the optional account selector. */
-import { GatewayError, storageUnavailable } from '../http/gateway-error.js';
+import { GatewayError, storageUnavailable } from '../errors/gateway-error.js';
 import type { Account, Storage } from '../storage/types.js';
 import { parseKey, secretMatches } from './api-keys.js';
 

@@ -5,7 +5,7 @@
  * byte length) bounds the count from above. The exact total is computed on first read, which only
  * admission does, and only when a budget or token limit applies.
  */
-import { invalidRequest } from '../http/gateway-error.js';
+import { invalidRequest } from '../errors/gateway-error.js';
 import type { GenerationRequest, ModelInfo, PromptInput } from '../vendors/types.js';
 
 export interface ContextCheck {

@@ -3,15 +3,15 @@
  * the first output), metering, and the one ledger record. The HTTP layer only renders.
  */
 import type { Config } from '../config/config.js';
-import { toErrorResponse } from '../http/error-mapper.js';
-import { invalidRequest } from '../http/gateway-error.js';
+import { toErrorResponse } from '../errors/error-mapper.js';
+import { invalidRequest } from '../errors/gateway-error.js';
 import type { Caller } from '../auth/authenticate.js';
 import type { Storage, UsageOutcome, UsageRecord } from '../storage/types.js';
 import type { Admission, AdmissionRequest, AdmissionTicket } from '../usage/admission.js';
 import type { Ledger } from '../usage/ledger.js';
 import type { ResolvedModel, VendorRegistry } from '../vendors/registry.js';
 import type { GenerationPlan, GenerationRequest, StreamPart } from '../vendors/types.js';
-import { VendorError } from '../vendors/vendor-error.js';
+import { VendorError } from '../errors/vendor-error.js';
 import { checkContextWindow, type ContextCheck } from './check-context-window.js';
 import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
 import { UsageMeter, type MeteredUsage } from './usage-meter.js';

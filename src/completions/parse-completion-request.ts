@@ -1,6 +1,6 @@
 /** Validates a request body and normalises it into the adapter-facing GenerationRequest. */
 import type { z } from 'zod';
-import { invalidRequest, type GatewayError } from '../http/gateway-error.js';
+import { invalidRequest, type GatewayError } from '../errors/gateway-error.js';
 import type { GenerationRequest, PromptInput } from '../vendors/types.js';
 import { completionRequestSchema, type CompletionRequestBody } from './completion-request-schema.js';
 import { isPlainCompletionRequest } from './plain-completion-request.js';

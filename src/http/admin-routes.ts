@@ -9,7 +9,7 @@ import { generateKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
-import { GatewayError, invalidRequest } from './gateway-error.js';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
 import { parseUsageQuery, usageToCsv, usageToJson } from './usage-route.js';
 
 export interface AdminRouteOptions {

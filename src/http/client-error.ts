@@ -3,7 +3,7 @@
  * malformed request line, headers that never finish) in the one error shape, then drops the socket.
  */
 import type { Socket } from 'node:net';
-import type { ErrorBody } from './error-mapper.js';
+import type { ErrorBody } from '../errors/error-mapper.js';
 
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;

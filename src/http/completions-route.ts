@@ -17,8 +17,8 @@ import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../compl
 import type { Logger } from '../observability/logger.js';
 import type { RequestObserver } from '../observability/request-observer.js';
 import { endInOneWrite } from './end-in-one-write.js';
-import { toErrorResponse } from './error-mapper.js';
-import { GatewayError } from './gateway-error.js';
+import { toErrorResponse } from '../errors/error-mapper.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import { ClientCancel } from './client-cancel.js';
 import { SseWriter } from './sse-writer.js';
 import './fastify-types.js';

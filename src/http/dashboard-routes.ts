@@ -16,7 +16,7 @@ import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage, UsageGroup, UsageRecord, UsageTotals } from '../storage/types.js';
 import { periodWindow } from '../usage/budget-periods.js';
-import { GatewayError, invalidRequest } from './gateway-error.js';
+import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
 import './fastify-types.js';
 
 export interface DashboardApiOptions {

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import secureJsonParse from 'secure-json-parse';
-import { bodyErrors, type GatewayError } from './gateway-error.js';
+import { bodyErrors, type GatewayError } from '../errors/gateway-error.js';
 
 const parseOptions = { protoAction: 'error', constructorAction: 'error' } as const;
 

@@ -15,7 +15,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { endInOneWrite } from './end-in-one-write.js';
-import { toErrorResponse } from './error-mapper.js';
+import { toErrorResponse } from '../errors/error-mapper.js';
 
 /** `event: done` first for the SGP SDK (which ignores named events), then `[DONE]` for the OpenAI SDKs. */
 const DONE = 'event: done\ndata: [DONE]\n\n';

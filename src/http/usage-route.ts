@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
-import { invalidRequest, storageUnavailable } from './gateway-error.js';
+import { invalidRequest, storageUnavailable } from '../errors/gateway-error.js';
 import './fastify-types.js';
 
 const isoInstant = (param: string) =>

@@ -3,7 +3,7 @@
  * continuously) and token budgets (day, month or total), over a CounterStore. A request reserves the most it can use before any
  * upstream call and settles to the actual count when it ends.
  */
-import { GatewayError } from '../http/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Storage } from '../storage/types.js';
 import type { Admission, AdmissionRequest, AdmissionTicket } from './admission.js';

@@ -1,5 +1,5 @@
 /** `vendor/name` parsing and lookup. The only place that maps a model string to an adapter. */
-import { invalidRequest, modelNotFound } from '../http/gateway-error.js';
+import { invalidRequest, modelNotFound } from '../errors/gateway-error.js';
 import type { ModelInfo, VendorAdapter } from './types.js';
 
 export interface ResolvedModel {

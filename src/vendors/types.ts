@@ -2,7 +2,7 @@
  * The adapter interface every vendor implements. Shared code (the completions pipeline, the
  * ledger, the HTTP edge) only ever sees these types; a vendor's wire format stays in its folder.
  */
-import type { GatewayError } from '../http/gateway-error.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 
 export type FinishReason = 'stop' | 'length' | 'content_filter';
 

@@ -4,7 +4,7 @@ import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
 import { notADelta, RepeatedChunkLayouts, type DecodedDelta } from '../shared/repeated-chunk-layout.js';
-import type { VendorError } from '../vendor-error.js';
+import type { VendorError } from '../../errors/vendor-error.js';
 import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, isPlainAnthropicDelta, type AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
 import { mapAnthropicUsage, mergeAnthropicUsage } from './map-anthropic-usage.js';

@@ -4,7 +4,7 @@ import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { FinishReason, Usage } from '../types.js';
-import type { VendorError } from '../vendor-error.js';
+import type { VendorError } from '../../errors/vendor-error.js';
 import { describeGeminiError } from './extract-gemini-error.js';
 import { geminiResponseSchema, isPlainGeminiResponse, type GeminiResponse } from './gemini-api.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';

@@ -20,7 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../observability/logger.js';
-import { VendorError } from '../vendor-error.js';
+import { VendorError } from '../../errors/vendor-error.js';
 import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './local-model-store.js';
 import { LocalNgramModel } from './local-ngram-model.js';
 import { LOCAL_VENDOR } from './local-request-check.js';

@@ -3,7 +3,7 @@
  * (prompt token ids, sampling settings over the model's vocabulary). The result is remembered per
  * request object, so `prepare` and `stream` tokenize a prompt once.
  */
-import { invalidRequest, unsupportedParameter } from '../../http/gateway-error.js';
+import { invalidRequest, unsupportedParameter } from '../../errors/gateway-error.js';
 import { decodeTokens } from '../../tokenizer/tokenizer.js';
 import { encodePrompt } from './local-prompt-tokens.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';

@@ -3,7 +3,7 @@
  * cannot honour, then plan the calls. Native mode passes parameters through; chat mode sends each
  * prompt as its own one-message conversation.
  */
-import { unsupportedParameter } from '../../http/gateway-error.js';
+import { unsupportedParameter } from '../../errors/gateway-error.js';
 import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
 import { inUse, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';

@@ -4,7 +4,7 @@
  * 404 → 404 model_not_found; 429 → 429 with retry-after; 5xx → 502; timeouts → 504; refused or
  * reset connections → 502. Every message names the vendor.
  */
-import { VendorError } from '../vendor-error.js';
+import { VendorError } from '../../errors/vendor-error.js';
 
 export interface UpstreamFailure {
   vendor: string;

@@ -3,7 +3,7 @@
  * vendor cannot honour. No-op values (penalty 0, empty logit_bias, best_of equal to n) are not
  * "in use": refusing them would reject requests the vendor answers identically.
  */
-import { unsupportedParameter } from '../../http/gateway-error.js';
+import { unsupportedParameter } from '../../errors/gateway-error.js';
 import type { GenerationRequest } from '../types.js';
 
 export type RequestParam =

@@ -4,7 +4,7 @@
  * the call has yielded nothing the client could have seen. Once output began, a failure is final.
  */
 import { reportUpstreamRetry } from '../../observability/upstream-events.js';
-import { VendorError } from '../vendor-error.js';
+import { VendorError } from '../../errors/vendor-error.js';
 
 export interface RetryOptions {
   maxRetries: number;

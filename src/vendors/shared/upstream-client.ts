@@ -8,7 +8,7 @@
  */
 import { Agent } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
-import { VendorError } from '../vendor-error.js';
+import { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
 import { Deadline, type DeadlineLimits } from './upstream-deadline.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';

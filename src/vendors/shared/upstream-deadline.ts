@@ -18,7 +18,7 @@
  * The deadline also follows `parent` (the client's signal), aborting the exchange with the
  * client's reason.
  */
-import type { VendorError } from '../vendor-error.js';
+import type { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
 import { upstreamTimeout } from './map-upstream-error.js';
 import type { UpstreamExchange } from './upstream-exchange.js';

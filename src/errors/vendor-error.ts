@@ -1,4 +1,4 @@
-import { GatewayError, type ErrorType } from '../http/gateway-error.js';
+import { GatewayError, type ErrorType } from './gateway-error.js';
 
 export interface VendorErrorOptions {
   vendor: string;
