@@ -48,14 +48,15 @@ describe('observability', () => {
   test('one JSON log line per request with id, account, key, model, status, tokens and timings; no secrets or prompts', async () => {
     const secretPrompt = 'my very private prompt text 7781';
     const response = await post(gateway, '/v5/completions', { model, prompt: secretPrompt, max_tokens: 2 });
-    const line = gateway.logs.find((entry) => entry.requestId === response.body.id);
+    const line = gateway.logs.find((entry) => entry.completionId === response.body.id);
     assert.ok(line, 'a log line for the request');
+    assert.equal(line!.requestId, response.headers.get('x-request-id'), 'the x-request-id the client received');
     for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs']) assert.ok(field in line!, field);
     assert.equal(line!.status, 200);
     assert.equal(line!.level, 30);
     assert.equal(line!.msg, 'completion');
     assert.ok(Math.abs(Number(line!.time) - Date.now()) < 60_000);
-    assert.equal(gateway.logs.filter((entry) => entry.requestId === response.body.id).length, 1);
+    assert.equal(gateway.logs.filter((entry) => entry.completionId === response.body.id).length, 1);
     // A model name the caller chose, with quotes, a newline and non-ASCII, stays one valid JSON line.
     const oddModel = 'nope/"q"\n\u2028ü';
     const refused = await post(gateway, '/v5/completions', { model: oddModel, prompt: 'Hi', max_tokens: 1 });

@@ -58,6 +58,9 @@ class AdmissionAsk implements AdmissionRequest {
 
 /** One request in flight. Created by `CompletionPipeline.begin`; finished exactly once by `finish`. */
 export class CompletionRun {
+  /** The completion's id (`cmpl-…`): the response's `id` and the ledger record's key. */
+  readonly completionId: string;
+  /** The `x-request-id` the client received with the response. */
   readonly requestId: string;
   readonly caller: Caller;
   readonly startedAt: number;
@@ -78,8 +81,9 @@ export class CompletionRun {
   countedAsStream = false;
   private readonly pipeline: CompletionPipeline;
 
-  constructor(pipeline: CompletionPipeline, requestId: string, caller: Caller) {
+  constructor(pipeline: CompletionPipeline, completionId: string, requestId: string, caller: Caller) {
     this.pipeline = pipeline;
+    this.completionId = completionId;
     this.requestId = requestId;
     this.caller = caller;
     this.startedAt = performance.now();
@@ -120,7 +124,7 @@ export class CompletionRun {
   /** The current target's adapter stream. */
   openTarget(signal: AbortSignal): AsyncIterator<StreamPart[]> {
     const target = this.target!;
-    return target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.requestId, plan: target.plan })[Symbol.asyncIterator]();
+    return target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.completionId, plan: target.plan })[Symbol.asyncIterator]();
   }
 
   /** After a failure before the first batch: moves to the next fallback target when the failure allows one; false when not. */
@@ -154,7 +158,7 @@ export class CompletionRun {
     const total = usage.promptTokens + usage.completionTokens;
     await this.ticket?.settle(total);
     const record: UsageRecord = {
-      requestId: this.requestId,
+      requestId: this.completionId,
       accountId: this.caller.account.id,
       keyId: this.caller.keyId,
       model: truncate(this.parsed?.model ?? '', 200),
@@ -267,8 +271,8 @@ export class CompletionPipeline {
     this.dependencies = dependencies;
   }
 
-  begin(requestId: string, caller: Caller): CompletionRun {
-    const run = new CompletionRun(this, requestId, caller);
+  begin(completionId: string, requestId: string, caller: Caller): CompletionRun {
+    const run = new CompletionRun(this, completionId, requestId, caller);
     this.inFlight++;
     return run;
   }

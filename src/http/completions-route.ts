@@ -58,7 +58,7 @@ export class CompletionsHandler {
 
   /** Serves one parsed request body. */
   async serve(response: ServerResponse, context: CompletionContext, body: unknown): Promise<void> {
-    const run = this.pipeline.begin(completionId(), context.caller);
+    const run = this.pipeline.begin(completionId(), context.requestId, context.caller);
     const headers = context.headers;
     try {
       await run.prepare(body);
@@ -78,7 +78,7 @@ export class CompletionsHandler {
 
   /** An authenticated request refused before it reached the pipeline (an unreadable body): its one ledger record and the error. */
   async refuse(response: ServerResponse, context: CompletionContext, error: unknown): Promise<void> {
-    await this.fail(response, context.headers, this.pipeline.begin(completionId(), context.caller), error);
+    await this.fail(response, context.headers, this.pipeline.begin(completionId(), context.requestId, context.caller), error);
   }
 
   private async fail(response: ServerResponse, headers: Record<string, string>, run: CompletionRun, error: unknown): Promise<void> {
@@ -87,7 +87,7 @@ export class CompletionsHandler {
       await finishQuietly(run, outcome, status, code);
       this.observer.finished(run, status);
     }
-    if (!(error instanceof GatewayError) && toErrorResponse(error).status >= 500) this.logger.error({ err: error, requestId: run.requestId }, 'unhandled error');
+    if (!(error instanceof GatewayError) && toErrorResponse(error).status >= 500) this.logger.error({ err: error, requestId: run.requestId, completionId: run.completionId }, 'unhandled error');
     writeError(response, headers, error);
   }
 
@@ -116,7 +116,7 @@ export class CompletionsHandler {
       throw ledgerUnavailable(error);
     }
     const completion: Completion = {
-      id: run.requestId,
+      id: run.completionId,
       object: 'text_completion',
       created: Math.floor(Date.now() / 1000),
       model: run.parsed!.model,
@@ -133,7 +133,7 @@ export class CompletionsHandler {
     const observer = this.observer;
     const sse = new SseWriter(response, headers, this.keepAliveIntervalMs);
     const accumulator = new ChoiceAccumulator(run.choiceCount, run.target!.request.logprobs !== null, false);
-    const chunks = new ChunkBuilder(run.requestId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage, GATEWAY_FINGERPRINT);
+    const chunks = new ChunkBuilder(run.completionId, Math.floor(Date.now() / 1000), run.parsed!.model, run.parsed!.includeUsage, GATEWAY_FINGERPRINT);
     try {
       for await (const batch of run.generate(abort.signal)) {
         for (const part of batch) {
@@ -157,7 +157,7 @@ export class CompletionsHandler {
       observer.finished(run, status);
       if (abort.signal.aborted) return sse.end();
       if (!sse.headersSent) return writeError(response, headers, error);
-      this.logger.debug({ requestId: run.requestId }, 'stream failed after output');
+      this.logger.debug({ requestId: run.requestId, completionId: run.completionId }, 'stream failed after output');
       return sse.error(error);
     }
     if (abort.signal.aborted) {

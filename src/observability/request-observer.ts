@@ -45,7 +45,7 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
         // field, built in one template: pino's generic serialiser cost ~5 µs a request here
         // (bench/compare-builds). Strings go through JSON.stringify (those that repeat from line to line
         // once, see `quoted`); the rest are numbers, booleans, null.
-        destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"account":${quoted(run.caller.account.id)},"keyId":${run.caller.keyId === null ? 'null' : quoted(run.caller.keyId)},"model":${quoted(model)},"vendor":${quoted(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${tenths(seconds * 1000)},"ttftMs":${ttftMs},"msg":"completion"}\n`);
+        destination.write(`{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(run.requestId)},"completionId":${JSON.stringify(run.completionId)},"account":${quoted(run.caller.account.id)},"keyId":${run.caller.keyId === null ? 'null' : quoted(run.caller.keyId)},"model":${quoted(model)},"vendor":${quoted(vendor)},"stream":${stream},"status":${status},"promptTokens":${usage?.promptTokens ?? 0},"completionTokens":${usage?.completionTokens ?? 0},"estimated":${usage?.estimated ?? false},"latencyMs":${tenths(seconds * 1000)},"ttftMs":${ttftMs},"msg":"completion"}\n`);
       }
     },
   };
