@@ -18,7 +18,7 @@ import type { LocalRandom } from '../src/vendors/local/local-random.js';
 import { LocalSampler } from '../src/vendors/local/local-sampler.js';
 import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
 import { LocalUtf8Assembler } from '../src/vendors/local/local-utf8-assembler.js';
-import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob } from '../src/vendors/types.js';
+import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob, Usage } from '../src/vendors/types.js';
 import { request as baseRequest } from './support/mock-upstream-helpers.js';
 
 const END_OF_TEXT = 100257;
@@ -59,7 +59,8 @@ async function run(overrides: Partial<GenerationRequest> = {}, signal = new Abor
   const plan = adapter.prepare(generation, model);
   assert.deepEqual(plan.emulated, []);
   const result: Run = { parts: [], texts: [], finishes: [], logprobs: [], usage: { promptTokens: -1, completionTokens: -1 } };
-  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test', plan })) for (const part of batch) {
+  const reportUsage = (usage: Usage) => (result.usage = usage);
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test', plan, reportUsage })) for (const part of batch) {
     result.parts.push(part);
     if (part.type === 'text-delta') {
       result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
@@ -67,7 +68,7 @@ async function run(overrides: Partial<GenerationRequest> = {}, signal = new Abor
     } else if (part.type === 'finish') {
       result.finishes[part.choice] = part.finishReason;
       result.texts[part.choice] ??= '';
-    } else if (part.type === 'usage') result.usage = part.usage;
+    }
   }
   return result;
 }
@@ -350,16 +351,17 @@ test('invalid logit_bias keys are a 400 on logit_bias; suffix is refused with a 
 test('abort stops generation promptly, ends without throwing, and still reports usage', async () => {
   const controller = new AbortController();
   const parts: StreamPart[] = [];
+  const reported: Usage[] = [];
   const generation = request({ maxTokens: 3000, logitBias: { [END_OF_TEXT]: -100 } });
-  for await (const batch of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort' })) {
+  for await (const batch of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort', reportUsage: (usage) => reported.push(usage) })) {
     parts.push(...batch);
     if (parts.length >= 3) controller.abort();
   }
   assert.ok(!parts.some((part) => part.type === 'finish'));
-  const usage = parts.at(-1);
-  assert.ok(usage?.type === 'usage');
+  assert.equal(reported.length, 1, 'usage reported once');
+  const [usage] = reported;
   // Parts leave in slices of at most 64 tokens; the abort is honoured at the next slice boundary.
-  assert.ok(usage.usage.completionTokens >= 3 && usage.usage.completionTokens <= 64, `${usage.usage.completionTokens}`);
+  assert.ok(usage.completionTokens >= 3 && usage.completionTokens <= 64, `${usage.completionTokens}`);
 });
 
 test('usage: prompt tokens once per prompt, completion tokens exactly what was generated', async () => {

@@ -127,7 +127,8 @@ for (const errorCase of errorCases) {
     upstream.always({ status: errorCase.status, json: errorCase.body, headers: errorCase.headers });
     try {
       const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
-      assert.equal(parts.length, 0);
+      assert.equal(parts.filter((part) => part.type !== 'usage').length, 0);
+      assert.deepEqual(usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]), [[0, 0, false]], 'refused before output: nothing billed');
       assert.ok(error instanceof VendorError);
       assert.equal(error.status, errorCase.expect.status);
       assert.equal(error.code, errorCase.expect.code);

@@ -71,8 +71,6 @@ export class CompletionRun {
   private fallbacks: string[] = [];
   ticket: AdmissionTicket | null = null;
   private finished = false;
-  /** Whether any upstream work began; a request refused before that used no tokens. */
-  private generationStarted = false;
   /** performance.now() when the vendor call began; the gateway's own overhead is the time before it. */
   generationStartedAt: number | null = null;
   /** The usage the ledger recorded, once finished. */
@@ -117,14 +115,13 @@ export class CompletionRun {
 
   /** Called once, at the first step of generation: from here the request may use tokens. */
   startGeneration(): void {
-    this.generationStarted = true;
     this.generationStartedAt = performance.now();
   }
 
   /** The current target's adapter stream. */
   openTarget(signal: AbortSignal): AsyncIterator<StreamPart[]> {
     const target = this.target!;
-    return target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.completionId, plan: target.plan })[Symbol.asyncIterator]();
+    return target.resolved.adapter.stream(target.request, target.resolved.model, { signal, requestId: this.completionId, plan: target.plan, reportUsage: this.meter.report })[Symbol.asyncIterator]();
   }
 
   /** After a failure before the first batch: moves to the next fallback target when the failure allows one; false when not. */
@@ -152,9 +149,7 @@ export class CompletionRun {
     if (this.finished) throw new Error('CompletionRun.finish called twice');
     this.finished = true;
     const request = this.target?.request;
-    const usage = this.generationStarted
-      ? this.meter.settle(this.target?.resolved.model ?? null, request?.prompts ?? [], request?.echo ?? false, request?.n ?? 1)
-      : { promptTokens: 0, completionTokens: 0, estimated: false };
+    const usage = this.meter.settle(this.target?.resolved.model ?? null, request?.prompts ?? [], request?.echo ?? false, request?.n ?? 1);
     const total = usage.promptTokens + usage.completionTokens;
     await this.ticket?.settle(total);
     const record: UsageRecord = {

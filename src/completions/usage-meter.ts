@@ -1,8 +1,11 @@
 /**
- * Watches the parts of one request and settles what it used: the vendor's own counts when it
- * reported them, otherwise the model's tokenizer over what was sent and produced (marked estimated).
+ * Watches one request's generation and settles what it used: the sum of what each upstream call
+ * reported through `GenerationOptions.reportUsage` (the vendor's counts, or the call's own estimate
+ * marked `estimated`). Should an adapter report nothing although it produced output, the model's
+ * tokenizer estimates the request instead, so that output is never recorded as free.
  */
 import type { ModelInfo, PromptInput, StreamPart, Usage } from '../vendors/types.js';
+import { addUsage, noUsage } from '../vendors/usage.js';
 
 export interface MeteredUsage extends Usage {
   estimated: boolean;
@@ -14,54 +17,42 @@ export class UsageMeter {
   /** ms since start of the first text delta, or null. */
   firstTokenAt: number | null = null;
   private readonly startedAt: number;
+  /** Bound once, passed to every adapter call as `reportUsage`. */
+  readonly report = (usage: Usage): void => {
+    this.reported = addUsage(this.reported ?? noUsage(), usage);
+  };
 
   constructor(startedAt: number) {
     this.startedAt = startedAt;
   }
 
   observe(part: StreamPart): void {
-    if (part.type === 'usage') {
-      this.reported = addUsage(this.reported, part.usage);
-    } else if (part.type === 'text-delta') {
-      if (this.firstTokenAt === null) this.firstTokenAt = performance.now() - this.startedAt;
-      this.generatedText[part.choice] = (this.generatedText[part.choice] ?? '') + part.text;
-    }
+    if (part.type !== 'text-delta') return;
+    if (this.firstTokenAt === null) this.firstTokenAt = performance.now() - this.startedAt;
+    this.generatedText[part.choice] = (this.generatedText[part.choice] ?? '') + part.text;
   }
 
-  get hasVendorUsage(): boolean {
-    return this.reported !== null;
-  }
-
-  /** The settled usage. Estimates count prompts once each and all text produced (echo excluded). */
+  /** The settled usage; `echo` and `n` say which prompt each choice's text may start with. */
   settle(model: ModelInfo | null, prompts: PromptInput[], echo: boolean, n: number): MeteredUsage {
     if (this.reported) return usageCopy(this.reported);
-    if (!model) return { promptTokens: 0, completionTokens: 0, estimated: false };
+    if (!model || this.generatedText.length === 0) return usageCopy(noUsage());
     let promptTokens = 0;
     const promptTexts: string[] = [];
     for (const prompt of prompts) {
-      if (prompt.kind === 'tokens') {
-        promptTokens += prompt.tokens.length;
-        promptTexts.push('');
-      } else {
-        promptTokens += model.countTokens(prompt.text);
-        promptTexts.push(prompt.text);
-      }
+      promptTokens += prompt.kind === 'tokens' ? prompt.tokens.length : model.countTokens(prompt.text);
+      promptTexts.push(prompt.kind === 'text' ? prompt.text : '');
     }
     let completionTokens = 0;
     this.generatedText.forEach((text, choice) => {
       if (!text) return;
       const prefix = echo ? promptTexts[Math.floor(choice / n)] ?? '' : '';
-      const generated = prefix && text.startsWith(prefix) ? text.slice(prefix.length) : text;
-      completionTokens += model.countTokens(generated);
+      completionTokens += model.countTokens(prefix && text.startsWith(prefix) ? text.slice(prefix.length) : text);
     });
     return { promptTokens, completionTokens, cachedTokens: null, reasoningTokens: null, estimated: true };
   }
 }
 
-/**
- * A copy with every field present (null when not reported): one object of a fixed shape, where
- * copying whichever fields a vendor sent went through the runtime (~2k instructions a request).
- */
+/** A copy with every field present (null when not reported). */
 function usageCopy(usage: Usage): MeteredUsage {
   return {
     promptTokens: usage.promptTokens,
@@ -73,21 +64,5 @@ function usageCopy(usage: Usage): MeteredUsage {
     acceptedPredictionTokens: usage.acceptedPredictionTokens ?? null,
     rejectedPredictionTokens: usage.rejectedPredictionTokens ?? null,
     estimated: usage.estimated === true,
-  };
-}
-
-function addUsage(sum: Usage | null, usage: Usage): Usage {
-  if (!sum) return usageCopy(usage);
-  const add = (a: number | null | undefined, b: number | null | undefined) => (a == null && b == null ? null : (a ?? 0) + (b ?? 0));
-  return {
-    promptTokens: sum.promptTokens + usage.promptTokens,
-    completionTokens: sum.completionTokens + usage.completionTokens,
-    cachedTokens: add(sum.cachedTokens, usage.cachedTokens),
-    reasoningTokens: add(sum.reasoningTokens, usage.reasoningTokens),
-    audioPromptTokens: add(sum.audioPromptTokens, usage.audioPromptTokens),
-    audioCompletionTokens: add(sum.audioCompletionTokens, usage.audioCompletionTokens),
-    acceptedPredictionTokens: add(sum.acceptedPredictionTokens, usage.acceptedPredictionTokens),
-    rejectedPredictionTokens: add(sum.rejectedPredictionTokens, usage.rejectedPredictionTokens),
-    estimated: sum.estimated === true || usage.estimated === true,
   };
 }

@@ -36,8 +36,8 @@ export interface TokenLogprob {
  * What an adapter yields. `choice` is the global choice index: prompt index × n + j.
  * Text deltas are exactly what the client sees (echo, stop handling already applied by the adapter,
  * usually through the helpers in `vendors/shared`). When a delta carries logprobs, the concatenated
- * `token` strings of those logprobs equal its `text`.
- * Usage parts are additive: an adapter that fans out to several upstream calls yields one per call.
+ * `token` strings of those logprobs equal its `text`. Usage does not travel with the parts: see
+ * `GenerationOptions.reportUsage`.
  */
 export type StreamPart =
   | {
@@ -53,7 +53,6 @@ export type StreamPart =
       plainAscii?: boolean;
     }
   | { type: 'finish'; choice: number; finishReason: FinishReason }
-  | { type: 'usage'; usage: Usage }
   | { type: 'metadata'; systemFingerprint?: string | null };
 
 /** A prompt is either text or a token array (token ids of the model's tokenizer). */
@@ -99,6 +98,13 @@ export interface GenerationOptions<Plan extends GenerationPlan = GenerationPlan>
    * keyed by the request: a WeakMap entry kept every request alive until the next full GC.
    */
   plan?: Plan;
+  /**
+   * Receives what each upstream call (or each local generation) billed, once per call, however the
+   * call ended: the vendor's own counts when it reported them; otherwise an estimate marked
+   * `estimated`; zeros when the vendor refused the call before any output. The pipeline always
+   * passes it and sums the reports into the request's one ledger record.
+   */
+  reportUsage?: (usage: Usage) => void;
 }
 
 export interface ModelCapabilities {

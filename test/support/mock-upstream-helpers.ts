@@ -1,6 +1,9 @@
 /** Shared pieces of the vendor adapter tests: a Config-like object, requests, collecting parts. */
 import type { Config } from '../../src/config/config.js';
-import type { GenerationRequest, StreamPart, VendorAdapter, ModelInfo } from '../../src/vendors/types.js';
+import type { GenerationRequest, StreamPart, Usage, VendorAdapter, ModelInfo } from '../../src/vendors/types.js';
+
+/** A part the adapter yielded, or a usage it reported (appended at the moment it was reported). */
+export type CollectedPart = StreamPart | { type: 'usage'; usage: Usage };
 
 /** Tiny timeouts and backoffs so failure tests stay fast. */
 export const fastTransport = {
@@ -69,35 +72,37 @@ export function modelOf(adapter: VendorAdapter, name: string): ModelInfo {
   return model;
 }
 
-export async function collect(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<StreamPart[]> {
+export async function collect(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<CollectedPart[]> {
   const model = modelOf(adapter, generation.model);
   adapter.prepare(generation, model);
-  const parts: StreamPart[] = [];
-  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'req_test' })) parts.push(...batch);
+  const parts: CollectedPart[] = [];
+  const reportUsage = (usage: Usage) => parts.push({ type: 'usage', usage });
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'req_test', reportUsage })) parts.push(...batch);
   return parts;
 }
 
 /** Collects until the iterator throws; returns what came before and the error. */
-export async function collectUntilError(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<{ parts: StreamPart[]; error: any }> {
-  const parts: StreamPart[] = [];
+export async function collectUntilError(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<{ parts: CollectedPart[]; error: any }> {
+  const parts: CollectedPart[] = [];
+  const reportUsage = (usage: Usage) => parts.push({ type: 'usage', usage });
   try {
-    for await (const batch of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test' })) parts.push(...batch);
+    for await (const batch of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test', reportUsage })) parts.push(...batch);
   } catch (error) {
     return { parts, error };
   }
   throw new Error(`expected an error, got ${JSON.stringify(parts)}`);
 }
 
-export function textOf(parts: StreamPart[], choice = 0): string {
+export function textOf(parts: CollectedPart[], choice = 0): string {
   return parts.filter((part): part is Extract<StreamPart, { type: 'text-delta' }> => part.type === 'text-delta' && part.choice === choice).map((part) => part.text).join('');
 }
 
-export function finishes(parts: StreamPart[]): Record<number, string> {
+export function finishes(parts: CollectedPart[]): Record<number, string> {
   const result: Record<number, string> = {};
   for (const part of parts) if (part.type === 'finish') result[part.choice] = part.finishReason;
   return result;
 }
 
-export function usages(parts: StreamPart[]) {
-  return parts.filter((part): part is Extract<StreamPart, { type: 'usage' }> => part.type === 'usage').map((part) => part.usage);
+export function usages(parts: CollectedPart[]) {
+  return parts.filter((part): part is Extract<CollectedPart, { type: 'usage' }> => part.type === 'usage').map((part) => part.usage);
 }

@@ -5,7 +5,9 @@ import type { AnthropicUsage } from './anthropic-api.js';
  * Anthropic's input_tokens excludes cache reads and cache writes; the completions contract counts
  * every prompt token in prompt_tokens, with the cache hits broken out as cached_tokens.
  */
-export function mapAnthropicUsage(usage: AnthropicUsage): Usage {
+export function mapAnthropicUsage(usage: AnthropicUsage | null | undefined): Usage | null {
+  // A usage object without counts (`{}`) reports nothing.
+  if (usage == null || (usage.input_tokens == null && usage.output_tokens == null)) return null;
   const cacheRead = usage.cache_read_input_tokens ?? null;
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
   return {

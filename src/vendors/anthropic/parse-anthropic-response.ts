@@ -18,7 +18,8 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
   const content = (message.content ?? []).filter((block) => block.type === 'text').map((block) => block.text ?? '').join('');
   if (content) parts.push({ type: 'text-delta', choice: 0, text: content });
   parts.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(message.stop_reason) });
-  if (message.usage) parts.push({ type: 'usage', usage: mapAnthropicUsage(message.usage) });
+  const usage = mapAnthropicUsage(message.usage);
+  if (usage) parts.push({ type: 'usage', usage });
   return parts;
 }
 
@@ -43,7 +44,8 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
         case 'message_start':
           if (data.message?.usage) {
             usage = mergeAnthropicUsage(usage, data.message.usage);
-            out.push({ type: 'usage-progress', usage: mapAnthropicUsage(usage) });
+            const progress = mapAnthropicUsage(usage);
+            if (progress) out.push({ type: 'usage-progress', usage: progress });
           }
           break;
         case 'content_block_start':
@@ -76,7 +78,8 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
     end(out) {
       if (!done && !sawDelta) throw malformedUpstream(vendor, 'a stream that ended before message_stop');
       out.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(stopReason) });
-      out.push({ type: 'usage', usage: mapAnthropicUsage(usage) });
+      const reported = mapAnthropicUsage(usage);
+      if (reported) out.push({ type: 'usage', usage: reported });
     },
   });
 }

@@ -5,7 +5,9 @@ import type { GeminiUsage } from './gemini-api.js';
  * promptTokenCount already includes cached content; thoughts are billed as output, so they are
  * completion tokens and also reported as reasoning tokens.
  */
-export function mapGeminiUsage(usage: GeminiUsage): Usage {
+export function mapGeminiUsage(usage: GeminiUsage): Usage | null {
+  // usageMetadata without counts (`{}`) reports nothing.
+  if (usage.promptTokenCount == null && usage.candidatesTokenCount == null) return null;
   const thoughts = usage.thoughtsTokenCount ?? null;
   return {
     promptTokens: (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0),

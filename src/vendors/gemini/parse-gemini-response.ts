@@ -23,9 +23,10 @@ function consume(response: GeminiResponse, state: State, failure: GeminiFailure,
     const described = describeGeminiError(response.error);
     throw failure(described.status ?? response.error.code ?? 500, described.message, described.retryAfterSeconds ?? null);
   }
-  if (response.usageMetadata) {
-    state.usage = mapGeminiUsage(response.usageMetadata);
-    out.push({ type: 'usage-progress', usage: state.usage });
+  const usage = response.usageMetadata ? mapGeminiUsage(response.usageMetadata) : null;
+  if (usage) {
+    state.usage = usage;
+    out.push({ type: 'usage-progress', usage });
   }
   const candidate = response.candidates?.[0];
   for (const part of candidate?.content?.parts ?? []) {

@@ -52,55 +52,64 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
     const checked = generation.plan?.checked ?? checkLocalRequest(request, info, model);
     const bestOf = request.bestOf !== null && request.bestOf > 1 ? request.bestOf : null;
     let promptTokens = 0;
-    let completionTokens = 0;
     let aborted = false;
-    for (const [promptIndex, prompt] of checked.prompts.entries()) {
-      promptTokens += prompt.tokens.length;
-      if (aborted) continue;
-      const echo = request.echo ? echoFor(prompt.tokens, prompt.text, request.logprobs) : null;
-      const job = (choice: number, candidate: number): LocalChoiceJob => ({
-        model,
-        texts,
-        pool,
-        sampling: checked.sampling,
-        history: historyAfter(model, prompt.tokens),
-        echo,
-        choice,
-        maxTokens: request.maxTokens,
-        stop: request.stop,
-        logprobs: request.logprobs,
-        score: bestOf !== null,
-        random: LocalRandom.forChoice(request.seed, promptIndex, candidate),
-        signal: generation.signal,
-      });
-      if (bestOf === null) {
-        for (let index = 0; index < request.n && !aborted; index++) {
-          const result = emptyResult();
-          yield* generateChoice(job(promptIndex * request.n + index, index), result);
-          completionTokens += result.completionTokens;
-          aborted = result.aborted;
+    // Every choice and best_of candidate generated, counted as it goes: the usage is reported however
+    // the generation ends (done, cancelled mid-choice, failed), with the model's own counts.
+    const results: LocalChoiceResult[] = [];
+    const started = (): LocalChoiceResult => {
+      const result = emptyResult();
+      results.push(result);
+      return result;
+    };
+    try {
+      for (const [promptIndex, prompt] of checked.prompts.entries()) {
+        if (aborted) break;
+        promptTokens += prompt.tokens.length;
+        const echo = request.echo ? echoFor(prompt.tokens, prompt.text, request.logprobs) : null;
+        const job = (choice: number, candidate: number): LocalChoiceJob => ({
+          model,
+          texts,
+          pool,
+          sampling: checked.sampling,
+          history: historyAfter(model, prompt.tokens),
+          echo,
+          choice,
+          maxTokens: request.maxTokens,
+          stop: request.stop,
+          logprobs: request.logprobs,
+          score: bestOf !== null,
+          random: LocalRandom.forChoice(request.seed, promptIndex, candidate),
+          signal: generation.signal,
+        });
+        if (bestOf === null) {
+          for (let index = 0; index < request.n && !aborted; index++) {
+            const result = started();
+            yield* generateChoice(job(promptIndex * request.n + index, index), result);
+            aborted = result.aborted;
+          }
+          continue;
         }
-        continue;
+        // best_of: generate every candidate, rank by mean logprob per token, send the best n in rank order.
+        const candidates: Array<{ parts: StreamPart[]; score: number; index: number }> = [];
+        for (let candidate = 0; candidate < bestOf && !aborted; candidate++) {
+          const result = started();
+          const parts: StreamPart[] = [];
+          for await (const batch of generateChoice(job(-1, candidate), result)) parts.push(...batch);
+          aborted = result.aborted;
+          const score = result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0;
+          candidates.push({ parts, score, index: candidate });
+        }
+        if (aborted) break;
+        candidates.sort((left, right) => right.score - left.score || left.index - right.index);
+        for (const [rank, candidate] of candidates.slice(0, request.n).entries()) {
+          const choice = promptIndex * request.n + rank;
+          if (candidate.parts.length > 0) yield candidate.parts.map((part) => ('choice' in part ? { ...part, choice } : part));
+        }
       }
-      // best_of: generate every candidate, rank by mean logprob per token, send the best n in rank order.
-      const candidates: Array<{ parts: StreamPart[]; score: number; index: number }> = [];
-      for (let candidate = 0; candidate < bestOf && !aborted; candidate++) {
-        const result = emptyResult();
-        const parts: StreamPart[] = [];
-        for await (const batch of generateChoice(job(-1, candidate), result)) parts.push(...batch);
-        completionTokens += result.completionTokens;
-        aborted = result.aborted;
-        const score = result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0;
-        candidates.push({ parts, score, index: candidate });
-      }
-      if (aborted) continue;
-      candidates.sort((left, right) => right.score - left.score || left.index - right.index);
-      for (const [rank, candidate] of candidates.slice(0, request.n).entries()) {
-        const choice = promptIndex * request.n + rank;
-        if (candidate.parts.length > 0) yield candidate.parts.map((part) => ('choice' in part ? { ...part, choice } : part));
-      }
+    } finally {
+      const completionTokens = results.reduce((sum, result) => sum + result.completionTokens, 0);
+      generation.reportUsage?.({ promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 });
     }
-    yield [{ type: 'usage', usage: { promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 } }];
   }
 
   function echoFor(tokens: number[], text: string, logprobs: number | null): LocalChoiceJob['echo'] {

@@ -72,7 +72,9 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       choiceCount,
       echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, local) => promptText(prompts[Math.floor(local / group.n)])) : null,
       stops: plan.gatewayStops,
-      promptText: prompts.length === 1 ? promptText(prompts[0]) : prompts.map(promptText).join(''),
+      prompts,
+      vendorEcho: request.echo && !plan.gatewayEcho,
+      candidatesPerChoice: plan.mode === 'native' && request.bestOf !== null && request.bestOf > request.n ? request.bestOf / request.n : 1,
       countTokens: model.countTokens,
       run: (signal: AbortSignal) => callParts(client, { vendor: preset.name, mode: plan.mode, url, headers: { 'x-request-id': requestId, ...authHeaders }, body, streaming, model: model.name, choiceCount }, signal),
     };
@@ -86,7 +88,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions<OpenAICompatiblePlan>): AsyncIterable<StreamPart[]> {
       const plan = generation.plan ?? planOpenAICompatible(preset, request, model);
       const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
-      return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls });
+      return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls, reportUsage: generation.reportUsage });
     },
     close: () => client.close(),
   };

@@ -1,7 +1,9 @@
 import type { Usage } from '../types.js';
 import type { OpenAIUsage } from './openai-api.js';
 
-export function mapOpenAIUsage(usage: OpenAIUsage): Usage {
+/** The vendor's counts, or null for a usage object without them (`{}`), which reports nothing. */
+export function mapOpenAIUsage(usage: OpenAIUsage | null | undefined): Usage | null {
+  if (usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)) return null;
   return {
     promptTokens: usage.prompt_tokens ?? 0,
     completionTokens: usage.completion_tokens ?? 0,

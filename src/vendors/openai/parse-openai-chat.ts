@@ -18,8 +18,8 @@ export function chatResponseParts(vendor: string, text: string): CallPart[] {
     if (content) parts.push({ type: 'text-delta', choice: index, text: content });
     parts.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason ?? 'stop') });
   }
-  const usage = body.usage ?? body.x_groq?.usage;
-  if (usage) parts.push({ type: 'usage', usage: mapOpenAIUsage(usage) });
+  const usage = mapOpenAIUsage(body.usage ?? body.x_groq?.usage);
+  if (usage) parts.push({ type: 'usage', usage });
   return parts;
 }
 
@@ -35,8 +35,7 @@ export function chatStreamParts(vendor: string, body: AsyncIterable<Buffer>, cho
       }
     },
     usage(chunk) {
-      const usage = chunk.usage ?? chunk.x_groq?.usage;
-      return usage ? mapOpenAIUsage(usage) : null;
+      return mapOpenAIUsage(chunk.usage ?? chunk.x_groq?.usage);
     },
   });
 }

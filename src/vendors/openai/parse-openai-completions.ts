@@ -19,7 +19,8 @@ export function completionResponseParts(vendor: string, text: string): CallPart[
     if (choice.text || logprobs) parts.push({ type: 'text-delta', choice: index, text: choice.text ?? '', ...(logprobs ? { logprobs } : {}) });
     parts.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason ?? 'stop') });
   }
-  if (body.usage) parts.push({ type: 'usage', usage: mapOpenAIUsage(body.usage) });
+  const usage = mapOpenAIUsage(body.usage);
+  if (usage) parts.push({ type: 'usage', usage });
   return parts;
 }
 
@@ -34,6 +35,6 @@ export function completionStreamParts(vendor: string, body: AsyncIterable<Buffer
         if (choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapOpenAIFinishReason(choice.finish_reason) });
       }
     },
-    usage: (chunk) => (chunk.usage ? mapOpenAIUsage(chunk.usage) : null),
+    usage: (chunk) => mapOpenAIUsage(chunk.usage),
   });
 }

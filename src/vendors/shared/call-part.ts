@@ -5,8 +5,11 @@
 import type { StreamPart, Usage } from '../types.js';
 
 /**
- * `usage-progress` carries counts the vendor reported so far (Anthropic's message_start, Gemini's
- * running usageMetadata). It never reaches the client; it lets the gateway meter a call it aborted
- * itself (gateway-enforced stop) with the prompt tokens the vendor already told us.
+ * `usage` is the call's final usage as the vendor reported it (a later report replaces an earlier
+ * one). `usage-progress` carries counts the vendor reported so far (Anthropic's message_start,
+ * Gemini's running usageMetadata): it lets the gateway meter a call that ended before its final
+ * usage (a gateway-enforced stop, a failure after output, a client cancel) with the prompt tokens
+ * the vendor already told us. Neither reaches the client: the call reports its usage once, at its
+ * end (see `CallUsage`).
  */
-export type CallPart = StreamPart | { type: 'usage-progress'; usage: Usage };
+export type CallPart = StreamPart | { type: 'usage'; usage: Usage } | { type: 'usage-progress'; usage: Usage };

@@ -1,16 +1,17 @@
 /**
- * The one pipeline every adapter's `stream` ends in: each planned upstream call is retried (before
- * its first output), shaped (echo, stops, global indexes), and all calls are merged concurrently.
- * Retry and shaping share one iterator per call, so a batch crosses as few async layers as it can.
+ * The one pipeline every remote adapter's `stream` ends in: each planned upstream call is retried
+ * (before its first output), shaped (echo, stops, global indexes), metered (its usage reported
+ * once, however it ended), and all calls are merged concurrently.
  */
-import type { StreamPart } from '../types.js';
+import type { StreamPart, Usage } from '../types.js';
 import { sleep } from './abort.js';
 import type { CallPart } from './call-part.js';
+import { CallUsage, type CallUsageShape } from './call-usage.js';
 import { fanOut } from './fan-out.js';
 import { retryAfterFailure, type RetryOptions } from './retry.js';
 import { ChoiceShaper, type CallShape } from './shape-choices.js';
 
-export interface PlannedCall extends CallShape {
+export interface PlannedCall extends CallShape, CallUsageShape {
   run(signal: AbortSignal): AsyncIterable<CallPart[]>;
 }
 
@@ -18,34 +19,29 @@ export interface RunOptions {
   signal: AbortSignal;
   retry: RetryOptions;
   maxConcurrentCalls: number;
+  /** Receives each call's usage once (GenerationOptions.reportUsage). */
+  reportUsage?: (usage: Usage) => void;
 }
 
 export function runUpstreamCalls(calls: readonly PlannedCall[], options: RunOptions): AsyncIterable<StreamPart[]> {
-  const sources = calls.map((call) => (signal: AbortSignal) => runCall(call, options.retry, signal));
+  const sources = calls.map((call) => (signal: AbortSignal) => new CallRun(call, options, signal));
   return fanOut(sources, options.signal, options.maxConcurrentCalls);
-}
-
-/**
- * One call: retried only while nothing the client could see has come out (usage-progress does not
- * count), shaped batch by batch, and abandoned — its socket destroyed by closing its parts — once
- * every choice hit a gateway stop, with the usage estimate sent last.
- */
-function runCall(call: PlannedCall, retry: RetryOptions, signal: AbortSignal): AsyncIterableIterator<StreamPart[]> {
-  return new CallRun(call, retry, signal);
 }
 
 const callDone: IteratorResult<StreamPart[]> = Object.freeze({ value: undefined, done: true });
 
 /**
- * `runCall` as an iterator written by hand rather than an async generator: a stream takes one step
- * through it per read of the model's output, and a generator's suspend-and-resume per step cost
- * more than the step's own work (see upstream-body-chunks.ts).
+ * One call: retried only while nothing the client could see has come out (usage-progress does not
+ * count), shaped batch by batch, abandoned once every choice hit a gateway stop (closing its parts
+ * ends the upstream request), and metered on every way out: done, abandoned, failed, or returned
+ * early by the consumer (client cancel, a sibling call's failure).
  */
 class CallRun implements AsyncIterableIterator<StreamPart[]> {
   private readonly call: PlannedCall;
-  private readonly retry: RetryOptions;
+  private readonly options: RunOptions;
   private readonly signal: AbortSignal;
   private readonly shaper: ChoiceShaper;
+  private readonly usage: CallUsage;
   /** The current attempt's parts; null before an attempt starts. */
   private source: AsyncIterator<CallPart[]> | null = null;
   private attempt = 0;
@@ -53,11 +49,12 @@ class CallRun implements AsyncIterableIterator<StreamPart[]> {
   private output = false;
   private closed = false;
 
-  constructor(call: PlannedCall, retry: RetryOptions, signal: AbortSignal) {
+  constructor(call: PlannedCall, options: RunOptions, signal: AbortSignal) {
     this.call = call;
-    this.retry = retry;
+    this.options = options;
     this.signal = signal;
     this.shaper = new ChoiceShaper(call);
+    this.usage = new CallUsage(call);
   }
 
   [Symbol.asyncIterator](): this {
@@ -72,34 +69,37 @@ class CallRun implements AsyncIterableIterator<StreamPart[]> {
         this.source ??= this.call.run(this.signal)[Symbol.asyncIterator]();
         const result = await this.source.next();
         if (result.done) {
-          this.closed = true;
+          this.end(true);
           return callDone;
         }
         const batch = result.value;
-        if (!this.output && batch.some((part) => part.type !== 'usage-progress')) this.output = true;
+        for (const part of batch) {
+          this.usage.observe(part);
+          if (part.type !== 'usage-progress') this.output = true;
+        }
         shaped = shaper.shape(batch);
       } catch (error) {
         await this.closeSource();
-        const delay = retryAfterFailure(error, this.attempt, this.output, this.retry, this.signal);
+        const delay = retryAfterFailure(error, this.attempt, this.output, this.options.retry, this.signal);
         if (delay === null) {
-          this.closed = true;
+          this.end(false);
           throw error;
         }
+        this.usage.endAttempt(false);
         this.attempt++;
         this.output = false;
         try {
           await sleep(delay, this.signal);
         } catch (aborted) {
-          this.closed = true;
+          this.end(false);
           throw aborted;
         }
         continue;
       }
       if (shaper.abandoned) {
-        // Every choice stopped: closing the parts ends the upstream request; the estimate goes last.
-        this.closed = true;
+        // Every choice stopped: closing the parts ends the upstream request.
         await this.closeSource();
-        shaped.push(...shaper.closing());
+        this.end(true);
         return shaped.length > 0 ? { value: shaped, done: false } : callDone;
       }
       if (shaped.length > 0) return { value: shaped, done: false };
@@ -108,9 +108,17 @@ class CallRun implements AsyncIterableIterator<StreamPart[]> {
   }
 
   async return(): Promise<IteratorResult<StreamPart[]>> {
-    this.closed = true;
     await this.closeSource();
+    this.end(false);
     return callDone;
+  }
+
+  /** Ends the call once: the last attempt's usage is added and the call's total reported. */
+  private end(completed: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.usage.endAttempt(completed);
+    this.options.reportUsage?.(this.usage.billed);
   }
 
   private async closeSource(): Promise<void> {

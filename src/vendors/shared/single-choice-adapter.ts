@@ -65,13 +65,15 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
 
   const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
     return plan.groups.map((group) => {
-      const prompt = promptText(request.prompts[group.promptIndexes[0]]);
+      const prompt = request.prompts[group.promptIndexes[0]];
       return {
         choiceOffset: group.choiceOffset,
         choiceCount: 1,
-        echo: plan.gatewayEcho ? [prompt] : null,
+        echo: plan.gatewayEcho ? [promptText(prompt)] : null,
         stops: plan.gatewayStops,
-        promptText: prompt,
+        prompts: [prompt],
+        vendorEcho: false,
+        candidatesPerChoice: 1,
         countTokens: model.countTokens,
         run: (signal: AbortSignal) => spec.call({ request, model, plan, group, client, baseUrl, apiKey, requestId, signal }),
       };
@@ -85,7 +87,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     prepare: (request) => spec.plan(vendor, request),
     stream(request, model, options): AsyncIterable<StreamPart[]> {
       const plan = options.plan ?? spec.plan(vendor, request);
-      return runUpstreamCalls(calls(request, model, options.requestId, plan), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls });
+      return runUpstreamCalls(calls(request, model, options.requestId, plan), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls, reportUsage: options.reportUsage });
     },
     close: () => client.close(),
   };
