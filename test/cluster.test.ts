@@ -194,8 +194,14 @@ describe('two workers, one /metrics', () => {
       await waitFor(() => checkpointers().length === 2, 'the replacement worker starts');
       assert.equal(await scrape(), 20, 'the departed worker\'s requests are still counted');
       assert.deepEqual([...new Set(await send(10))], [200]);
-      const after = [await scrape(), await scrape()];
-      assert.deepEqual(after, [30, 30]);
+      assert.deepEqual([await scrape(), await scrape()], [30, 30]);
+
+      // A second death: the departed workers' counts are merged into one, still all there.
+      process.kill(checkpointers()[1], 'SIGKILL');
+      await waitFor(() => checkpointers().length === 3, 'the second replacement worker starts');
+      assert.equal(await scrape(), 30);
+      assert.deepEqual([...new Set(await send(6))], [200]);
+      assert.deepEqual([await scrape(), await scrape()], [36, 36]);
     } finally {
       if (logged.child.exitCode === null) {
         logged.child.kill('SIGTERM');
