@@ -112,7 +112,7 @@ export function buildApp(dependencies: AppDependencies): App {
     }
   });
   server.get('/metrics', async (_request, reply) => {
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    return reply.type(metrics.contentType).send(await metrics.scrape());
   });
 
   registerOpenApiRoute(server);

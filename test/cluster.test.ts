@@ -155,3 +155,59 @@ describe('two workers, one SQLite checkpointer', () => {
     }
   });
 });
+
+describe('two workers, one /metrics', () => {
+  test('a scrape on any worker counts every worker\'s requests, and the count never goes down, not even when a worker dies', async () => {
+    const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-metrics-'));
+    const logged = await spawnGateway({ DATABASE_URL: `sqlite:${join(logDir, 'tollgate.db')}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
+    const waitFor = async (condition: () => boolean, what: string) => {
+      for (let waited = 0; !condition(); waited += 50) {
+        if (waited > 15_000) throw new Error(`${what}:\n${logged.stdout()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const checkpointers = () => logged.stdout().split('\n').filter((line) => line.includes('"SQLite checkpoints run in this process"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+    // A new connection each time: the primary hands connections to the workers in turn.
+    const send = (count: number) => Promise.all(Array.from({ length: count }, () => fetch(`${logged.url}/v5/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key, connection: 'close' },
+      body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+    }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+    const scrape = async () => {
+      const response = await fetch(`${logged.url}/metrics`, { headers: { connection: 'close' } });
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /text\/plain/);
+      const text = await response.text();
+      return Number(/^tollgate_requests_total\{vendor="local",model="local\/tollgate-small",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    let key = '';
+    try {
+      await waitFor(() => (key = /^\s*(tg_\S+)\s*$/m.exec(logged.stdout())?.[1] ?? '') !== '', 'the bootstrap key is printed');
+      assert.deepEqual([...new Set(await send(20))], [200]);
+      // Consecutive scrapes land on different workers; each answers for both.
+      const counts = [await scrape(), await scrape(), await scrape(), await scrape()];
+      assert.deepEqual(counts, [20, 20, 20, 20]);
+
+      // The worker running the checkpoints dies; the one forked in its place takes the role over.
+      await waitFor(() => checkpointers().length > 0, 'a worker says it runs the checkpoints');
+      process.kill(checkpointers()[0], 'SIGKILL');
+      await waitFor(() => checkpointers().length === 2, 'the replacement worker starts');
+      assert.equal(await scrape(), 20, 'the departed worker\'s requests are still counted');
+      assert.deepEqual([...new Set(await send(10))], [200]);
+      assert.deepEqual([await scrape(), await scrape()], [30, 30]);
+
+      // A second death: the departed workers' counts are merged into one, still all there.
+      process.kill(checkpointers()[1], 'SIGKILL');
+      await waitFor(() => checkpointers().length === 3, 'the second replacement worker starts');
+      assert.equal(await scrape(), 30);
+      assert.deepEqual([...new Set(await send(6))], [200]);
+      assert.deepEqual([await scrape(), await scrape()], [36, 36]);
+    } finally {
+      if (logged.child.exitCode === null) {
+        logged.child.kill('SIGTERM');
+        await logged.exited;
+      }
+      rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -37,11 +37,16 @@ interface Target {
  * literal with getters: see CountedContext in check-context-window.ts.
  */
 class AdmissionAsk implements AdmissionRequest {
+  readonly requestId: string;
+  readonly completionId: string;
   readonly accountId: string;
   readonly keyId: string | null;
   private readonly context: ContextCheck;
 
-  constructor(caller: Caller, context: ContextCheck) {
+  constructor(run: CompletionRun, context: ContextCheck) {
+    this.requestId = run.requestId;
+    this.completionId = run.completionId;
+    const caller = run.caller;
     this.accountId = caller.account.id;
     this.keyId = caller.keyId;
     this.context = context;
@@ -96,7 +101,7 @@ export class CompletionRun {
     const targets = this.pipeline.targetsFor(parsed.model);
     this.target = this.pipeline.prepareTarget(targets[0], parsed);
     this.fallbacks = targets.slice(1);
-    this.ticket = await this.pipeline.dependencies.admission.admit(new AdmissionAsk(this.caller, this.target.context));
+    this.ticket = await this.pipeline.dependencies.admission.admit(new AdmissionAsk(this, this.target.context));
   }
 
   get choiceCount(): number {
@@ -174,7 +179,7 @@ export class CompletionRun {
     };
     this.settledUsage = usage;
     try {
-      await this.pipeline.dependencies.ledger.record(record);
+      await this.pipeline.dependencies.ledger.record(record, this);
     } finally {
       this.pipeline.settled();
     }

@@ -4,17 +4,26 @@
  * so no per-line redaction pass is paid on the hot path.
  */
 import { writeSync } from 'node:fs';
-import { pino, type Logger as PinoLogger } from 'pino';
+import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 
 export type Logger = PinoLogger;
 
-export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+/** What every log line about one request carries, so the lines can be found from what the client holds. */
+export interface RequestLogIds {
+  /** The `x-request-id` the client received. */
+  requestId: string;
+  /** The completion's id (`cmpl-…`), the response's `id` and the ledger record's key. */
+  completionId: string;
+}
+
+/** A pino logger at `level` writing JSON lines to `destination` (default: stdout, batched below). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
       base: undefined,
     },
-    destination ?? (bufferedStdout() as unknown as NodeJS.WritableStream),
+    destination ?? bufferedStdout(),
   );
 }
 

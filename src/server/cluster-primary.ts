@@ -1,11 +1,12 @@
 /**
  * `tollgate serve --workers N`: the primary migrates, bootstraps the first account, holds the
  * shared rate-limit/budget counters (when there is no Redis), forks N workers that share one
- * port, passes their output on in whole lines, restarts a worker that dies, and drains them all
- * on SIGTERM/SIGINT.
+ * port, passes their output on in whole lines, answers their `/metrics` scrapes with every
+ * worker's metrics, restarts a worker that dies, and drains them all on SIGTERM/SIGINT.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/config.js';
+import { ClusterMetricsPrimary } from '../observability/cluster-metrics-primary.js';
 import { createStorage } from '../storage/create-storage.js';
 import { MemoryCounterStore } from '../usage/counter-store.js';
 import { serveCounters } from '../usage/primary-counter-store.js';
@@ -28,6 +29,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   await storage.close();
 
   const counters = new MemoryCounterStore();
+  new ClusterMetricsPrimary().listen();
   let shuttingDown = false;
   let announced = false;
   const listening = new Set<number>();

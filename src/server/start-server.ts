@@ -1,7 +1,9 @@
 /** Opens storage and vendors, builds the app, listens, and stops gracefully on SIGTERM/SIGINT. */
+import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { createMetrics } from '../observability/metrics.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage } from '../storage/types.js';
 import { createAdmission } from '../usage/create-admission.js';
@@ -42,7 +44,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const { adapters, disabled } = await createAdapters({ config, logger });
   const registry = createVendorRegistry(adapters, disabled);
   const admission = await createAdmission(config, storage, logger);
-  const { server, pipeline } = buildApp({ config, storage, registry, admission, logger });
+  const metrics = createMetrics({
+    // The catalogue and the configured aliases are the only model names that become metric labels.
+    models: [...registry.listModels().map((model) => model.id), ...Object.keys(config.aliases)],
+    // A `serve --workers N` worker: a scrape may land on any worker, so each answers for them all.
+    scope: cluster.isWorker ? 'cluster' : 'process',
+  });
+  const { server, pipeline } = buildApp({ config, storage, registry, admission, logger, metrics });
   await server.listen({ host: config.host, port: config.port });
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

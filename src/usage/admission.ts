@@ -4,6 +4,10 @@
  * concurrent requests cannot overshoot a budget.
  */
 export interface AdmissionRequest {
+  /** The `x-request-id` the client received, for the log lines about this request. */
+  requestId: string;
+  /** The completion's id, for the log lines about this request. */
+  completionId: string;
   accountId: string;
   keyId: string | null;
   /** The most tokens the request can use: prompt + max_tokens × choices. */

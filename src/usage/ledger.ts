@@ -3,7 +3,7 @@
  * committed before the response's last byte. A write that fails is retried (safe: idempotent);
  * when it still fails the caller must not report success (no unmetered success).
  */
-import type { Logger } from '../observability/logger.js';
+import type { Logger, RequestLogIds } from '../observability/logger.js';
 import type { Storage, UsageRecord } from '../storage/types.js';
 
 export interface LedgerObserver {
@@ -21,8 +21,8 @@ export class Ledger {
     this.observer = observer;
   }
 
-  /** Writes the record; throws after retries fail. Returns false when it was already recorded. */
-  async record(record: UsageRecord): Promise<boolean> {
+  /** Writes the record; throws after retries fail. Returns false when it was already recorded. `ids` go on its log lines. */
+  async record(record: UsageRecord, ids: RequestLogIds): Promise<boolean> {
     const started = performance.now();
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -32,7 +32,7 @@ export class Ledger {
         return inserted;
       } catch (error) {
         lastError = error;
-        this.logger.warn({ requestId: record.requestId, attempt, err: (error as Error).message }, 'ledger write failed');
+        this.logger.warn({ requestId: ids.requestId, completionId: ids.completionId, attempt, err: (error as Error).message }, 'ledger write failed');
         await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
       }
     }

@@ -43,7 +43,7 @@ export class QuotaAdmission implements Admission {
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       // Without the counters we cannot tell whether the request is within its limits: refuse, never run unmetered.
-      this.logger.warn({ err: (error as Error).message }, 'admission state unavailable');
+      this.logger.warn({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'admission state unavailable');
       throw new GatewayError('Rate-limit and budget state is unavailable right now; retry shortly.', {
         status: 503, type: 'service_unavailable', code: 'quota_state_unavailable', headers: { 'retry-after': '1' }, cause: error,
       });
@@ -91,7 +91,7 @@ export class QuotaAdmission implements Admission {
           await this.counters.add(corrections, Date.now());
         } catch (error) {
           // The ledger stays exact; only the counters are off until they expire or are re-seeded.
-          this.logger.error({ err: (error as Error).message }, 'could not settle quota counters');
+          this.logger.error({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'could not settle quota counters');
         }
       },
     };
