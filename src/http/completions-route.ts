@@ -113,6 +113,8 @@ export class CompletionsHandler {
     try {
       usage = await run.finish('success', 200);
     } catch (error) {
+      // The run is finished (its record failed), so `fail` will not observe it: count and log it here.
+      this.observer.finished(run, 503);
       throw ledgerUnavailable(error);
     }
     const completion: Completion = {
