@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { completionsBody } from '../src/vendors/openai-compatible/openai-compatible-bodies.js';
+import fc from 'fast-check';
 import { planOpenAICompatible } from '../src/vendors/openai-compatible/openai-compatible-plan.js';
+import { int32SeedRange, int64SeedRange, nonNegativeInt32SeedRange, seedInRange } from '../src/vendors/shared/seed-range.js';
 import { openaiPreset } from '../src/vendors/openai/openai-preset.js';
 import { MockUpstream } from './support/mock-upstream.js';
 import { request } from './support/mock-upstream-helpers.js';
@@ -169,6 +171,19 @@ describe('seeds within each vendor range, one per emulated choice', () => {
     await complete({ model: 'mistral/mistral-small-latest', prompt: 'Hi', seed: -1, max_tokens: 4 });
     assert.equal(mocks.mistral.requests[0].body.random_seed, 2147483647);
     assert.equal(mocks.mistral.requests[0].body.seed, undefined);
+  });
+
+  test('the mapping: always inside the range, in-range seeds unchanged, replicas distinct', () => {
+    const seed = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(2 ** 63, -(2 ** 63), 2 ** 62, -(2 ** 40)));
+    fc.assert(fc.property(seed, fc.integer({ min: 0, max: 127 }), (value, replica) => {
+      for (const range of [int64SeedRange, int32SeedRange, nonNegativeInt32SeedRange]) {
+        const mapped = seedInRange(value, replica, range);
+        assert.ok(mapped >= range.min && mapped <= range.max);
+        const inside = BigInt(value) >= range.min && BigInt(value) <= range.max;
+        if (inside) assert.equal(seedInRange(value, 0, range), BigInt(value));
+        if (replica > 0) assert.notEqual(mapped, seedInRange(value, replica - 1, range));
+      }
+    }), { numRuns: 2_000 });
   });
 
   test('the largest int64 seed reaches OpenAI as exactly 9223372036854775807', () => {
