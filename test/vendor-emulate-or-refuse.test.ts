@@ -140,6 +140,12 @@ describe('max_tokens 0 on chat-only vendors', () => {
   });
 });
 
+test('special-token ids are valid token prompts: they reach native OpenAI completions as they are', async () => {
+  const prompt = [100257, 100258, 100259, 100260, 100276];
+  await complete({ model: 'openai/gpt-3.5-turbo-instruct', prompt, max_tokens: 1 });
+  assert.deepEqual(mocks.openai.requests[0].body.prompt, prompt);
+});
+
 describe('seeds within each vendor range, one per emulated choice', () => {
   const sentSeeds = (vendor: keyof typeof mocks, read: (body: any) => unknown) => mocks[vendor].requests.map((sent) => read(sent.body)).sort((a, b) => Number(a) - Number(b));
 
