@@ -23,6 +23,7 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
     model: request.model,
     stream,
     includeUsage: stream && request.stream_options?.include_usage === true,
+    // include_obfuscation needs nothing: the gateway's chunks carry no obfuscation padding either way.
     generation: {
       prompts: normalisePrompts(request.prompt),
       n: request.n ?? 1,

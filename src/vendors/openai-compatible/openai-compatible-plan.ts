@@ -7,7 +7,7 @@
  */
 import { unsupportedParameter } from '../../errors/gateway-error.js';
 import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
-import { inUse, refuseEmptyAnswerWith, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
+import { inUse, refuseUnemulatedZeroTokens, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -32,7 +32,7 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
     if (request.echo && request.logprobs !== null && !features.nativeEcho) {
       throw unsupportedParameter('echo', vendor, 'echo with logprobs needs logprobs of the prompt tokens, which only the server itself could return');
     }
-    if (!features.zeroMaxTokens) refuseEmptyAnswerWith(request, vendor);
+    if (!features.zeroMaxTokens) refuseUnemulatedZeroTokens(request, vendor);
     const detail = planGeneration(request, {
       promptList: features.promptList,
       nativeN: features.nativeN,

@@ -10,6 +10,7 @@ import type { CallPart } from './call-part.js';
 import { promptText, type GenerationPlanDetail } from './plan-generation.js';
 import type { PlannedCall } from './run-upstream-calls.js';
 
+/** The planned call answering every choice of `request` empty, for `runUpstreamCalls`. */
 export function emptyAnswerCall(request: GenerationRequest, model: ModelInfo, plan: GenerationPlanDetail): PlannedCall {
   const choiceCount = request.prompts.length * request.n;
   const echo = plan.gatewayEcho

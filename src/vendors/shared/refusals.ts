@@ -40,8 +40,11 @@ export function refuseAbove(vendor: string, param: 'temperature' | 'top_p', valu
 
 /** A vendor's accepted interval for a number; `maxExclusive` when the upper bound itself is refused. */
 export interface NumberRange {
+  /** Smallest accepted value. */
   min: number;
+  /** Largest accepted value, or the bound just above them when `maxExclusive`. */
   max: number;
+  /** The vendor refuses `max` itself (Gemini's penalties stop just below 2). */
   maxExclusive?: boolean;
 }
 
@@ -56,7 +59,7 @@ export function refuseOutside(vendor: string, param: RequestParam, value: number
 }
 
 /** What `max_tokens: 0` cannot be emulated with: the answer would lack logprobs, or an echoed token prompt's text. */
-export function refuseEmptyAnswerWith(request: GenerationRequest, vendor: string): void {
+export function refuseUnemulatedZeroTokens(request: GenerationRequest, vendor: string): void {
   if (request.maxTokens !== 0) return;
   if (inUse(request, 'logprobs')) {
     throw unsupportedParameter('max_tokens', vendor, "it cannot generate zero tokens, and the gateway cannot answer for it with 'logprobs'");
