@@ -28,8 +28,6 @@ async function expectInvalid(overrides: Record<string, unknown>, param: string |
 }
 
 const cases: [string, Record<string, unknown>, string][] = [
-  ['missing prompt', { prompt: undefined }, 'prompt'],
-  ['empty prompt string', { prompt: '' }, 'prompt'],
   ['empty prompt list', { prompt: [] }, 'prompt'],
   ['prompt list with a non-string', { prompt: ['a', 3] }, 'prompt'],
   ['empty token array inside a list', { prompt: [[1, 2], []] }, 'prompt[1]'],
@@ -82,8 +80,8 @@ describe('parameter validation', () => {
     assert.equal(error.code, 'unknown_parameter');
   });
 
-  test('missing prompt gets code missing_required_parameter', async () => {
-    const error = await expectInvalid({ prompt: undefined }, 'prompt');
+  test('missing model gets code missing_required_parameter', async () => {
+    const error = await expectInvalid({ model: undefined }, 'model');
     assert.equal(error.code, 'missing_required_parameter');
   });
 
@@ -110,6 +108,84 @@ describe('parameter validation', () => {
     });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.choices.length, 1);
+  });
+});
+
+/** Phrases of the validation library's own messages, which a client must never read. */
+const libraryPhrases = [/expected/i, /received/i, /too big/i, /too small/i, /invalid input/i, /invalid option/i, /unrecognized keys?\b/i, /invalid union/i, /invalid (string|key|element)/i, /must match pattern/i];
+
+/** For each parameter, values OpenAI refuses; `base` holds what the parameter needs beside it. */
+const badFamilies: { param: string; base?: Record<string, unknown>; values: unknown[] }[] = [
+  { param: 'model', values: [5, '', null, [], {}, true] },
+  { param: 'prompt', values: [{}, [], 5, true, ['a', 3], [[1], ['a']], [1.5], [-1], [2 ** 31], [[]], [[1], []], Array.from({ length: 2049 }, () => 'p')] },
+  { param: 'best_of', values: [-1, 21, 1.5, '2', true, {}] },
+  { param: 'echo', values: ['yes', 1, [], {}] },
+  { param: 'frequency_penalty', values: [2.01, -2.01, '1', true, []] },
+  { param: 'logit_bias', values: [[1], 'x', 5, { abc: 1 }, { 50: 101 }, { 50: '1' }, { '-1': 1 }, Object.fromEntries(Array.from({ length: 1025 }, (_, id) => [String(id), 1]))] },
+  { param: 'logprobs', values: [6, -1, 1.5, '1', false] },
+  { param: 'max_tokens', values: [-1, 1.5, '10', 2 ** 31, true] },
+  { param: 'n', values: [0, 129, 1.5, '2', []] },
+  { param: 'presence_penalty', values: [2.5, -3, 'x', {}] },
+  { param: 'seed', values: [1.5, 'abc', 2 ** 64, -(2 ** 64), true, [], 1e300] },
+  { param: 'stop', values: [7, [], ['a', 'b', 'c', 'd', 'e'], [1], [null], {}] },
+  { param: 'stream', values: ['true', 1, {}] },
+  { param: 'stream_options', base: { stream: true }, values: ['x', 5, [], { foo: 1 }, { include_usage: 'yes' }, { include_obfuscation: 1 }] },
+  { param: 'suffix', values: [5, [], {}] },
+  { param: 'temperature', values: [2.01, -0.1, '1', []] },
+  { param: 'top_p', values: [1.5, -0.1, 'x'] },
+  { param: 'user', values: [5, 'x'.repeat(257), []] },
+];
+
+describe('error messages in our own words', () => {
+  for (const { param, base, values } of badFamilies) {
+    test(`bad '${param}' values → 400 naming '${param}', never the library's wording`, async () => {
+      for (const value of values) {
+        const body = { model, prompt: 'Hello', max_tokens: 2, ...base, [param]: value };
+        const response = await post(gateway, '/v5/completions', body);
+        const context = `${param}=${JSON.stringify(value).slice(0, 60)}: ${response.text}`;
+        assertErrorShape(response.body, 400, response.status);
+        const error = response.body.error;
+        assert.equal(error.type, 'invalid_request_error', context);
+        assert.ok(error.param === param || error.param.startsWith(`${param}.`) || error.param.startsWith(`${param}[`), context);
+        assert.ok(error.message.includes(`'${param}`), context);
+        for (const phrase of libraryPhrases) assert.doesNotMatch(error.message, phrase, context);
+      }
+    });
+  }
+});
+
+describe('what OpenAI accepts is accepted', () => {
+  const accepted: [string, Record<string, unknown>][] = [
+    ['an empty prompt', { prompt: '' }],
+    ['a list holding one empty prompt', { prompt: [''] }],
+    ['a null prompt', { prompt: null }],
+    ['no prompt at all', { prompt: undefined }],
+    ['best_of 0 with stream', { best_of: 0, stream: true }],
+    ['best_of 1 with stream', { best_of: 1, stream: true }],
+    ['best_of 0 with n 2', { best_of: 0, n: 2 }],
+    ['the largest int64 seed (arrives as 2^63)', { seed: 9223372036854775807 }],
+    ['the smallest int64 seed', { seed: -9223372036854775808 }],
+    ['an empty stop string', { stop: '' }],
+    ['a stop list holding an empty string', { stop: [''] }],
+    ['a stop list mixing empty and real stops', { stop: ['', 'zzz', ''] }],
+    ['stream_options.include_obfuscation', { stream: true, stream_options: { include_obfuscation: false, include_usage: true } }],
+  ];
+  for (const [name, overrides] of accepted) {
+    test(`${name} → 200`, async () => {
+      const response = await post(gateway, '/v5/completions', { model, prompt: 'Hello', max_tokens: 2, ...overrides });
+      assert.equal(response.status, 200, response.text);
+    });
+  }
+
+  test('one choice per prompt, empty prompts included', async () => {
+    const response = await post(gateway, '/v5/completions', { model, prompt: ['', 'Hello', ''], max_tokens: 1, n: 2 });
+    assert.equal(response.status, 200, response.text);
+    assert.deepEqual(response.body.choices.map((choice: { index: number }) => choice.index), [0, 1, 2, 3, 4, 5]);
+  });
+
+  test('best_of above 1 with stream stays refused', async () => {
+    const error = await expectInvalid({ best_of: 2, n: 1, stream: true }, 'best_of');
+    assert.match(error.message, /'best_of'.*'stream'/);
   });
 });
 

@@ -7,14 +7,20 @@ import { assertNeverAcceptsWhatSchemaRefuses, oddValue } from './support/plain-c
 
 /** A number near the edges of the ranges the schema sets. */
 const edgy = fc.oneof(
-  fc.constantFrom(-101, -100, -2.5, -2, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5, 4, 5, 6, 16, 20, 21, 128, 129, 2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, -Number.MAX_SAFE_INTEGER - 2, NaN, Infinity),
+  fc.constantFrom(-101, -100, -2.5, -2, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5, 4, 5, 6, 16, 20, 21, 128, 129, 2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, -Number.MAX_SAFE_INTEGER - 2, 2 ** 63, -(2 ** 63), 2 ** 64, -(2 ** 64), 2 ** 63 + 0.5, NaN, Infinity),
   fc.integer({ min: -10, max: 300 }),
   fc.double({ min: -3, max: 3 }),
 );
 const text = fc.oneof(fc.constant(''), fc.string({ maxLength: 6 }), fc.constant('x'.repeat(256)), fc.constant('x'.repeat(257)));
 const texts = fc.oneof(text, fc.array(text, { maxLength: 6 }), fc.constant(Array.from({ length: 2049 }, () => 'p')));
 const anyValue = fc.oneof({ arbitrary: oddValue, weight: 1 }, { arbitrary: edgy, weight: 3 }, { arbitrary: texts, weight: 1 }, { arbitrary: fc.boolean(), weight: 1 });
-const streamOptions = fc.oneof(fc.constant(null), fc.record({ include_usage: fc.oneof(fc.boolean(), oddValue) }, { requiredKeys: [] }), fc.constant({ include_usage: true, other: 1 }), fc.constant([]), oddValue);
+const streamOptions = fc.oneof(
+  fc.constant(null),
+  fc.record({ include_usage: fc.oneof(fc.boolean(), oddValue), include_obfuscation: fc.oneof(fc.boolean(), oddValue) }, { requiredKeys: [] }),
+  fc.constant({ include_usage: true, other: 1 }),
+  fc.constant([]),
+  oddValue,
+);
 
 /** Mostly a valid value for the field, sometimes anything. */
 const mostly = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ arbitrary: valid, weight: 12 }, { arbitrary: anyValue, weight: 1 });
@@ -22,7 +28,7 @@ const nullable = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ arbitrary: valid, wei
 
 const fields = {
   model: mostly(fc.constantFrom('openai/gpt-4o', 'local/tiny', 'x')),
-  prompt: mostly(fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.array(fc.string({ minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 4 }), fc.constant([1, 2, 3]))),
+  prompt: mostly(nullable(fc.oneof(fc.string({ maxLength: 20 }), fc.array(fc.string({ maxLength: 5 }), { minLength: 1, maxLength: 4 }), fc.constant([1, 2, 3]), fc.constant([100257, 100276])))),
   max_tokens: mostly(nullable(fc.integer({ min: 0, max: 2 ** 31 - 1 }))),
   stream: mostly(nullable(fc.boolean())),
   echo: mostly(nullable(fc.boolean())),
@@ -32,10 +38,10 @@ const fields = {
   presence_penalty: mostly(nullable(fc.double({ min: -2, max: 2, noNaN: true }))),
   frequency_penalty: mostly(nullable(fc.double({ min: -2, max: 2, noNaN: true }))),
   n: mostly(nullable(fc.integer({ min: 1, max: 128 }))),
-  best_of: mostly(nullable(fc.integer({ min: 1, max: 20 }))),
+  best_of: mostly(nullable(fc.integer({ min: 0, max: 20 }))),
   logprobs: mostly(nullable(fc.integer({ min: 0, max: 5 }))),
-  seed: mostly(nullable(fc.maxSafeInteger())),
-  stop: mostly(nullable(fc.oneof(fc.string({ minLength: 1, maxLength: 4 }), fc.array(fc.string({ minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 })))),
+  seed: mostly(nullable(fc.oneof(fc.maxSafeInteger(), fc.constantFrom(2 ** 63, -(2 ** 63), 2 ** 62 + 2 ** 40)))),
+  stop: mostly(nullable(fc.oneof(fc.string({ maxLength: 4 }), fc.array(fc.string({ maxLength: 3 }), { minLength: 1, maxLength: 4 })))),
   suffix: mostly(nullable(fc.string({ maxLength: 5 }))),
   user: mostly(nullable(fc.string({ maxLength: 256 }))),
 };

@@ -118,6 +118,22 @@ test('ollama: refuses what it cannot honour, naming param and vendor', () => {
   assert.doesNotThrow(() => adapter.prepare(request({ model: 'llama3.2', bestOf: 1, logitBias: {}, presencePenalty: 0 }), model));
 });
 
+test('vllm: max_tokens 0 is answered by the gateway with no call; with logprobs or an echoed token prompt it is refused by name', async () => {
+  const adapter = only({ VLLM_BASE_URL: upstream.url }, 'vllm');
+  const model = modelOf(adapter, 'meta-llama/Llama-3.1-8B');
+  const generation = request({ model: 'meta-llama/Llama-3.1-8B', prompt: ['Hi', 'there'], maxTokens: 0, echo: true, stream: false });
+  assert.deepEqual(adapter.prepare(generation, model).emulated, ['max_tokens', 'echo']);
+  const parts = await collect(adapter, generation);
+  assert.equal(upstream.requests.length, 0);
+  assert.deepEqual([textOf(parts, 0), textOf(parts, 1)], ['Hi', 'there']);
+  assert.deepEqual(finishes(parts), { 0: 'length', 1: 'length' });
+  assert.deepEqual(usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]), [[0, 0, false]]);
+  const refused: Partial<GenerationRequest>[] = [{ logprobs: 1 }, { echo: true, prompts: [{ kind: 'tokens', tokens: [1, 2] }] }];
+  for (const overrides of refused) {
+    assert.throws(() => adapter.prepare(request({ model: 'meta-llama/Llama-3.1-8B', maxTokens: 0, ...overrides }), model), (error: any) => error.status === 400 && error.param === 'max_tokens' && /'vllm'/.test(error.message));
+  }
+});
+
 test('vllm: optional key sent as bearer; token prompts and prompt lists native', async () => {
   const adapter = only({ VLLM_BASE_URL: upstream.url, VLLM_API_KEY: 'vk' }, 'vllm');
   upstream.reply({ json: { choices: [{ index: 0, text: 'x', finish_reason: 'length' }, { index: 1, text: 'y', finish_reason: 'stop' }], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } } });

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { invalidRequest, type GatewayError } from '../errors/gateway-error.js';
 import type { GenerationRequest, PromptInput } from '../vendors/types.js';
-import { completionRequestSchema, type CompletionRequestBody } from './completion-request-schema.js';
+import { completionRequestSchema, parameterMessages, type CompletionRequestBody } from './completion-request-schema.js';
 import { isPlainCompletionRequest } from './plain-completion-request.js';
 
 export interface ParsedCompletionRequest {
@@ -23,15 +23,17 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
     model: request.model,
     stream,
     includeUsage: stream && request.stream_options?.include_usage === true,
+    // include_obfuscation needs nothing: the gateway's chunks carry no obfuscation padding either way.
     generation: {
       prompts: normalisePrompts(request.prompt),
       n: request.n ?? 1,
-      bestOf: request.best_of ?? null,
+      // best_of 0 asks for no ranking, as if it were not given.
+      bestOf: request.best_of === 0 ? null : request.best_of ?? null,
       maxTokens: request.max_tokens ?? 16,
       temperature: request.temperature ?? null,
       topP: request.top_p ?? null,
       seed: request.seed ?? null,
-      stop: request.stop == null ? [] : typeof request.stop === 'string' ? [request.stop] : request.stop,
+      stop: normaliseStops(request.stop),
       presencePenalty: request.presence_penalty ?? null,
       frequencyPenalty: request.frequency_penalty ?? null,
       logitBias: request.logit_bias ?? null,
@@ -52,20 +54,33 @@ function validated(body: unknown): CompletionRequestBody {
 
 function checkCombinations(request: CompletionRequestBody): void {
   const n = request.n ?? 1;
-  if (request.best_of != null) {
+  // best_of 0 ranks nothing: it stands for "not given" and is checked against nothing.
+  if (request.best_of != null && request.best_of > 0) {
     if (request.best_of < n) throw invalidRequest(`'best_of' (${request.best_of}) must be greater than or equal to 'n' (${n}).`, 'best_of');
-    if (request.stream === true) throw invalidRequest("'best_of' cannot be used with 'stream'.", 'best_of');
+    // 1 ranks nothing either, so it streams like any request; OpenAI refuses only real ranking.
+    if (request.stream === true && request.best_of > 1) throw invalidRequest("'best_of' above 1 cannot be used with 'stream'.", 'best_of');
   }
   if (request.stream_options != null && request.stream !== true) {
     throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
   }
 }
 
+/** OpenAI's default prompt: the document-start token, written as its text. */
+export const DEFAULT_PROMPT = '<|endoftext|>';
+
 function normalisePrompts(prompt: CompletionRequestBody['prompt']): PromptInput[] {
+  if (prompt == null) return [{ kind: 'text', text: DEFAULT_PROMPT }];
   if (typeof prompt === 'string') return [{ kind: 'text', text: prompt }];
   if (typeof prompt[0] === 'number') return [{ kind: 'tokens', tokens: prompt as number[] }];
   if (typeof prompt[0] === 'string') return (prompt as string[]).map((text) => ({ kind: 'text', text }));
   return (prompt as number[][]).map((tokens) => ({ kind: 'tokens', tokens }));
+}
+
+/** Empty stop strings stop nothing: `""` and `[""]` mean no stop at all. */
+function normaliseStops(stop: CompletionRequestBody['stop']): string[] {
+  if (stop == null) return [];
+  if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
+  return stop.every((sequence) => sequence.length > 0) ? stop : stop.filter((sequence) => sequence.length > 0);
 }
 
 /** Formats the first zod issue as a 400 naming the parameter, e.g. `stop[2]` or `logit_bias.50256`. */
@@ -77,12 +92,16 @@ function toValidationError(error: z.ZodError, body: unknown): GatewayError {
     return invalidRequest(`Unrecognized request argument supplied: '${where}${key}'.`, `${where}${key}`, 'unknown_parameter');
   }
   const param = issue.path.length ? formatPath(issue.path) : null;
-  const message = issue.message.startsWith("'") || issue.message.startsWith('The ')
-    ? issue.message
-    : `Invalid value for '${param ?? 'body'}': ${issue.message}.`;
+  // Every schema message starts with the quoted parameter; anything else is the library's own wording.
+  const message = issue.message.startsWith("'") || issue.message === parameterMessages.body ? issue.message : describeParameter(issue.path[0]);
   const missing = issue.path.length === 1 && body !== null && typeof body === 'object' && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
   const code = missing ? 'missing_required_parameter' : issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value';
   return invalidRequest(message, param, code);
+}
+
+function describeParameter(key: PropertyKey | undefined): string {
+  const messages: Record<string, string> = parameterMessages;
+  return typeof key === 'string' && Object.hasOwn(messages, key) ? messages[key] : parameterMessages.body;
 }
 
 function formatPath(path: PropertyKey[]): string {

@@ -1,5 +1,5 @@
 /**
- * The common request body — text prompts and the usual parameters, each in range — checked by
+ * The common request body — text prompts (or none) and the usual parameters, each in range — checked by
  * hand so that most requests skip zod: its pass over the request schema was ~3.5% of the gateway's
  * CPU under load (`--cpu-prof`), the largest cost a request added before reaching the vendor.
  *
@@ -10,6 +10,7 @@
  * `test/plain-completion-request.test.ts`).
  */
 import { isNullOrBoolean, isNullOrString, isRecord } from '../vendors/shared/plain-values.js';
+import { SEED_MAX, SEED_MIN } from './completion-request-schema.js';
 
 const maxPrompts = 2048;
 
@@ -21,22 +22,23 @@ function isNumberIn(value: unknown, min: number, max: number): boolean {
   return value == null || (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max);
 }
 
-function isText(value: unknown): boolean {
-  return typeof value === 'string' && value.length > 0;
+/** Seeds may be any integer JSON carries within int64 (whose top arrives as the double 2^63). */
+function isSeed(value: unknown): boolean {
+  return value == null || (typeof value === 'number' && Number.isInteger(value) && value >= SEED_MIN && value <= SEED_MAX);
 }
 
-/** A non-empty string, or `min`…`max` of them. */
+/** A string (empty included), or 1…`max` of them. */
 function isTexts(value: unknown, max: number): boolean {
-  if (isText(value)) return true;
+  if (typeof value === 'string') return true;
   if (!Array.isArray(value) || value.length === 0 || value.length > max) return false;
-  for (const item of value) if (!isText(item)) return false;
+  for (const item of value) if (typeof item !== 'string') return false;
   return true;
 }
 
 function isStreamOptions(value: unknown): boolean {
   if (value == null) return true;
   if (!isRecord(value)) return false;
-  for (const key in value) if (key !== 'include_usage' || !isNullOrBoolean(value[key])) return false;
+  for (const key in value) if ((key !== 'include_usage' && key !== 'include_obfuscation') || !isNullOrBoolean(value[key])) return false;
   return true;
 }
 
@@ -51,16 +53,18 @@ const parameterChecks = new Map<string, (value: unknown) => boolean>([
   ['presence_penalty', (value) => isNumberIn(value, -2, 2)],
   ['frequency_penalty', (value) => isNumberIn(value, -2, 2)],
   ['n', (value) => isIntegerIn(value, 1, 128)],
-  ['best_of', (value) => isIntegerIn(value, 1, 20)],
+  ['best_of', (value) => isIntegerIn(value, 0, 20)],
   ['logprobs', (value) => isIntegerIn(value, 0, 5)],
-  ['seed', (value) => isIntegerIn(value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)],
+  ['seed', isSeed],
   ['stop', (value) => value == null || isTexts(value, 4)],
   ['suffix', isNullOrString],
   ['user', (value) => value == null || (typeof value === 'string' && value.length <= 256)],
 ]);
 
 export function isPlainCompletionRequest(body: unknown): boolean {
-  if (!isRecord(body) || !isText(body.model) || !isTexts(body.prompt, maxPrompts)) return false;
+  if (!isRecord(body) || typeof body.model !== 'string' || body.model.length === 0) return false;
+  // A missing or null prompt is OpenAI's default prompt; parsing fills it in.
+  if (body.prompt != null && !isTexts(body.prompt, maxPrompts)) return false;
   for (const key in body) {
     if (key === 'model' || key === 'prompt') continue;
     // logit_bias, or a key the schema refuses, goes through the schema.

@@ -1,8 +1,12 @@
 /**
- * What Anthropic can honour. Emulated: prompt lists (one conversation per prompt), n (parallel
- * calls), stop sequences it rejects (whitespace-only ones, e.g. "\n"; enforced by the gateway),
- * echo without logprobs. Mapped: max_tokens, temperature (0–1), top_p, stop, user → metadata.user_id.
- * Refused: everything with no equivalent.
+ * What Anthropic can honour, checked before any call. Emulated: prompt lists (one conversation
+ * per prompt), n (parallel calls), stop sequences it rejects (whitespace-only ones, e.g. "\n";
+ * enforced by the gateway), echo without logprobs, and `max_tokens: 0` (the Messages API wants at
+ * least 1; the gateway answers empty choices itself, with no call).
+ * Mapped: max_tokens, temperature, top_p, stop, user → metadata.user_id.
+ * Ranges (Messages API): temperature 0–1 (ours reach 2: above 1 is refused, never clamped);
+ * top_p 0–1 as ours. Anthropic has no seed, no presence or frequency penalty, no logit_bias:
+ * refused by name, like everything else with no equivalent.
  */
 import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
 import { refuseAbove, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
@@ -27,5 +31,7 @@ export function planAnthropic(vendor: string, request: GenerationRequest): Gener
     maxStops: Number.MAX_SAFE_INTEGER,
     // The Messages API answers 400 to stop sequences without a non-whitespace character.
     acceptsStop: (stop) => /\S/.test(stop),
+    seedRange: null,
+    zeroMaxTokens: false,
   });
 }

@@ -8,8 +8,8 @@ export function geminiBody(request: GenerationRequest, plan: GenerationPlanDetai
   if (request.temperature !== null) generationConfig.temperature = request.temperature;
   if (request.topP !== null) generationConfig.topP = request.topP;
   if (plan.vendorStops.length > 0) generationConfig.stopSequences = plan.vendorStops;
-  // Emulated n: replica j gets seed + j, so the n choices differ and each stays reproducible.
-  if (request.seed !== null) generationConfig.seed = request.seed + group.replica;
+  // The plan already mapped the seed into Gemini's int32 range (per replica), so it is an exact double.
+  if (group.seed !== null) generationConfig.seed = Number(group.seed);
   if (request.presencePenalty !== null) generationConfig.presencePenalty = request.presencePenalty;
   if (request.frequencyPenalty !== null) generationConfig.frequencyPenalty = request.frequencyPenalty;
   return {

@@ -8,6 +8,7 @@ import { ConfigError } from '../../config/config.js';
 import { openaiPreset } from '../openai/openai-preset.js';
 import { createModelCatalogue } from '../shared/model-catalogue.js';
 import { parseVendorConfig } from '../shared/parse-vendor-config.js';
+import { int64SeedRange } from '../shared/seed-range.js';
 import { envPrefixFor, resolveEndpoint } from '../shared/vendor-endpoint.js';
 import type { VendorAdapter } from '../types.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
@@ -108,6 +109,7 @@ function declaredPreset(name: string, slice: DeclaredSlice): OpenAICompatiblePre
     chatN: slice.features.chatN,
     unsupported,
     seedField: slice.seedField,
+    seedRange: int64SeedRange,
     chatMaxTokensField: 'max_tokens',
     streamUsage: slice.streamUsage,
     models: [],

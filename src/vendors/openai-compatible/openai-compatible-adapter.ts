@@ -4,6 +4,7 @@
  * streams stream, always asking for usage.
  */
 import type { CallPart } from '../shared/call-part.js';
+import { emptyAnswerCall } from '../shared/empty-answer-call.js';
 import type { JsonBody } from '../shared/json-body.js';
 import type { ModelCatalogue } from '../shared/model-catalogue.js';
 import type { CallGroup } from '../shared/plan-generation.js';
@@ -87,7 +88,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     prepare: (request, model) => planOpenAICompatible(preset, request, model),
     stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions<OpenAICompatiblePlan>): AsyncIterable<StreamPart[]> {
       const plan = generation.plan ?? planOpenAICompatible(preset, request, model);
-      const calls = plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
+      const calls = plan.emptyAnswer ? [emptyAnswerCall(request, model, plan)] : plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
       return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls, reportUsage: generation.reportUsage });
     },
     close: () => client.close(),

@@ -51,8 +51,9 @@ function addPrompt(body: JsonBody, prompt: PromptInput): void {
 function addSampling(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup, body: JsonBody): void {
   if (request.temperature !== null) body.number('temperature', request.temperature);
   if (request.topP !== null) body.number('top_p', request.topP);
-  // Emulated n: replica j gets seed + j, so the n choices differ and each stays reproducible.
-  if (request.seed !== null) body.number(preset.seedField, request.seed + group.replica);
+  // Already within the server's range (and per replica) from the plan; written as exact digits,
+  // since int64 seeds are not exact doubles.
+  if (group.seed !== null) body.raw(preset.seedField, group.seed.toString());
   if (request.presencePenalty !== null) body.number('presence_penalty', request.presencePenalty);
   if (request.frequencyPenalty !== null) body.number('frequency_penalty', request.frequencyPenalty);
   if (request.logitBias !== null) body.value('logit_bias', request.logitBias);

@@ -1,11 +1,13 @@
 /**
  * `prepare` for every OpenAI-compatible server: refuse what the server (in the model's mode)
  * cannot honour, then plan the calls. Native mode passes parameters through; chat mode sends each
- * prompt as its own one-message conversation.
+ * prompt as its own one-message conversation. Seeds are wrapped into the preset's seed range, and
+ * `max_tokens: 0` goes upstream only where the server answers it (OpenAI's completions); elsewhere
+ * the gateway answers it without a call.
  */
 import { unsupportedParameter } from '../../errors/gateway-error.js';
 import { planGeneration, type GenerationPlanDetail } from '../shared/plan-generation.js';
-import { inUse, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
+import { inUse, refuseUnemulatedZeroTokens, refuseUnsupported, tokenPromptReason } from '../shared/refusals.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -30,18 +32,35 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
     if (request.echo && request.logprobs !== null && !features.nativeEcho) {
       throw unsupportedParameter('echo', vendor, 'echo with logprobs needs logprobs of the prompt tokens, which only the server itself could return');
     }
-    const detail = planGeneration(request, { promptList: features.promptList, nativeN: features.nativeN, nativeEcho: features.nativeEcho, maxStops });
+    if (!features.zeroMaxTokens) refuseUnemulatedZeroTokens(request, vendor);
+    const detail = planGeneration(request, {
+      promptList: features.promptList,
+      nativeN: features.nativeN,
+      nativeEcho: features.nativeEcho,
+      maxStops,
+      seedRange: preset.seedRange,
+      zeroMaxTokens: features.zeroMaxTokens,
+    });
     return withMode('native', detail);
   }
   if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
   if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
   if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
   if (inUse(request, 'logprobs')) throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
-  const detail = planGeneration(request, { promptList: false, nativeN: preset.chatN, nativeEcho: false, maxStops });
+  // Chat endpoints want at least one output token: max_tokens 0 is answered by the gateway.
+  const detail = planGeneration(request, { promptList: false, nativeN: preset.chatN, nativeEcho: false, maxStops, seedRange: preset.seedRange, zeroMaxTokens: false });
   return withMode('chat', detail);
 }
 
 /** Field by field rather than a spread, which copied them one at a time through the runtime (~1k instructions a request). */
 function withMode(mode: OpenAICompatiblePlan['mode'], detail: GenerationPlanDetail): OpenAICompatiblePlan {
-  return { mode, groups: detail.groups, vendorStops: detail.vendorStops, gatewayStops: detail.gatewayStops, gatewayEcho: detail.gatewayEcho, emulated: detail.emulated };
+  return {
+    mode,
+    groups: detail.groups,
+    vendorStops: detail.vendorStops,
+    gatewayStops: detail.gatewayStops,
+    gatewayEcho: detail.gatewayEcho,
+    emptyAnswer: detail.emptyAnswer,
+    emulated: detail.emulated,
+  };
 }

@@ -5,6 +5,7 @@
  */
 import type { CatalogueEntry } from '../shared/model-catalogue.js';
 import type { RequestParam } from '../shared/refusals.js';
+import type { SeedRange } from '../shared/seed-range.js';
 
 /** What the native `/v1/completions` endpoint of this server honours. */
 export interface NativeFeatures {
@@ -19,6 +20,8 @@ export interface NativeFeatures {
   tokenPrompts: boolean;
   bestOf: boolean;
   suffix: boolean;
+  /** `max_tokens: 0` answered by the server itself (otherwise the gateway answers it, with no call). */
+  zeroMaxTokens: boolean;
 }
 
 export interface OpenAICompatiblePreset {
@@ -44,6 +47,8 @@ export interface OpenAICompatiblePreset {
   unsupported: Partial<Record<RequestParam, string>>;
   /** Mistral calls it random_seed. */
   seedField: 'seed' | 'random_seed';
+  /** The seeds the server accepts; a client's seed is wrapped into them (see seed-range.ts). */
+  seedRange: SeedRange;
   /** OpenAI's reasoning models accept only max_completion_tokens on chat; most servers know max_tokens. */
   chatMaxTokensField: 'max_tokens' | 'max_completion_tokens';
   /** `stream_options`: ask with include_usage; `always`: the server sends usage unasked (and may reject the option). */
@@ -63,6 +68,7 @@ export const conservativeNativeFeatures: NativeFeatures = {
   tokenPrompts: false,
   bestOf: false,
   suffix: false,
+  zeroMaxTokens: false,
 };
 
 export const fullNativeFeatures: NativeFeatures = {
@@ -73,6 +79,7 @@ export const fullNativeFeatures: NativeFeatures = {
   tokenPrompts: true,
   bestOf: true,
   suffix: true,
+  zeroMaxTokens: true,
 };
 
 export const standardPaths = { native: '/v1/completions', chat: '/v1/chat/completions' };

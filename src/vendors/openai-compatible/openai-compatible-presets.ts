@@ -3,6 +3,7 @@
  * the server documents it; what is not claimed is emulated or refused, never silently dropped.
  * OpenAI itself is a preset too (`openai/openai-preset.ts`).
  */
+import { int64SeedRange, nonNegativeInt32SeedRange } from '../shared/seed-range.js';
 import { conservativeNativeFeatures, fullNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
 const common = {
@@ -10,6 +11,8 @@ const common = {
   urlStyle: 'openai',
   paths: standardPaths,
   seedField: 'seed',
+  // OpenAI's own seed range; servers that document a narrower one say so below.
+  seedRange: int64SeedRange,
   chatMaxTokensField: 'max_tokens',
   streamUsage: 'stream_options',
   unsupported: {},
@@ -41,7 +44,8 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     defaultBaseUrl: null,
     keyRequired: false,
     defaultMode: 'native',
-    native: { ...fullNativeFeatures, bestOf: false, suffix: false },
+    // vLLM's sampling parameters want at least one token: max_tokens 0 is answered by the gateway.
+    native: { ...fullNativeFeatures, bestOf: false, suffix: false, zeroMaxTokens: false },
     chatN: true,
     unsupported: { best_of: "vLLM's V1 engine has no best_of", suffix: 'vLLM does not support suffix' },
   },
@@ -85,7 +89,7 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     defaultBaseUrl: 'https://api.fireworks.ai/inference',
     keyRequired: true,
     defaultMode: 'native',
-    native: { ...fullNativeFeatures, bestOf: false, suffix: false },
+    native: { ...fullNativeFeatures, bestOf: false, suffix: false, zeroMaxTokens: false },
     chatN: true,
     unsupported: { best_of: 'Fireworks has no best_of', suffix: 'Fireworks has no suffix' },
   },
@@ -131,6 +135,8 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     native: conservativeNativeFeatures,
     chatN: true,
     seedField: 'random_seed',
+    // Mistral documents random_seed as a non-negative integer; its clients type it as 32-bit.
+    seedRange: nonNegativeInt32SeedRange,
     // Mistral sends usage on the last chunk unasked and rejects unknown fields such as stream_options.
     streamUsage: 'always',
     unsupported: { logit_bias: 'Mistral has no logit_bias', user: noUser },

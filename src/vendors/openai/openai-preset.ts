@@ -1,11 +1,15 @@
 /**
  * OpenAI itself, as a preset of the OpenAI-compatible adapter: every completions parameter passes
- * through to `POST {base}/v1/completions`. Models that only exist on chat (gpt-4o, gpt-4.1, …) are
- * catalogued as chat and served through `/v1/chat/completions`; unlisted names go to the native
- * endpoint, like the legacy API itself.
+ * through to `POST {base}/v1/completions` (`max_tokens: 0` included: the endpoint answers it).
+ * Models that only exist on chat (gpt-4o, gpt-4.1, …) are catalogued as chat and served through
+ * `/v1/chat/completions`; unlisted names go to the native endpoint, like the legacy API itself.
+ * Ranges: completions and chat take our ranges as they are (temperature 0–2, top_p 0–1, penalties
+ * -2 to 2, a signed 64-bit seed); chat wants at least one output token, so `max_tokens: 0` on a
+ * chat model is answered by the gateway without a call.
  */
 import { fullNativeFeatures, standardPaths, type OpenAICompatiblePreset } from '../openai-compatible/openai-compatible-preset.js';
 import type { CatalogueEntry } from '../shared/model-catalogue.js';
+import { int64SeedRange } from '../shared/seed-range.js';
 import { openaiExactCounter } from './openai-tokenizers.js';
 
 function entry(name: string, contextWindow: number, nativeCompletions: boolean): CatalogueEntry {
@@ -25,6 +29,8 @@ export const openaiPreset: OpenAICompatiblePreset = {
   chatN: true,
   unsupported: {},
   seedField: 'seed',
+  // Completions and chat both take a signed 64-bit seed.
+  seedRange: int64SeedRange,
   chatMaxTokensField: 'max_completion_tokens',
   streamUsage: 'stream_options',
   exactCounterFor: openaiExactCounter,

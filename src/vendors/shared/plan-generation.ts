@@ -3,9 +3,15 @@
  * emulates. Each prompt is its own conversation on vendors without prompt lists (never one
  * multi-message chat); `n` becomes n parallel calls where the vendor lacks it; stop sequences the
  * vendor cannot take are enforced by the gateway; echo is prepended by the gateway where the vendor
- * cannot echo.
+ * cannot echo; each call's seed is mapped into the vendor's seed range (see seed-range.ts).
+ *
+ * `max_tokens: 0` on a vendor that cannot take it (chat APIs want at least one token, or read 0
+ * as "the default") is answered by the gateway without calling: every choice is empty (the
+ * prompt, with echo) with finish_reason "length", and usage is an exact zero, since the vendor
+ * billed nothing. It is listed as emulated `max_tokens`.
  */
 import type { GenerationRequest, PromptInput } from '../types.js';
+import { seedInRange, type SeedRange } from './seed-range.js';
 
 export interface VendorAbilities {
   /** One call can carry several prompts (native completions `prompt: [...]`). */
@@ -18,6 +24,10 @@ export interface VendorAbilities {
   maxStops: number;
   /** Whether the vendor accepts this particular stop sequence. */
   acceptsStop?(stop: string): boolean;
+  /** The seeds the vendor accepts; null when it has none (its plan refuses `seed` first). */
+  seedRange: SeedRange | null;
+  /** The vendor answers `max_tokens: 0` itself (native OpenAI completions). */
+  zeroMaxTokens: boolean;
 }
 
 export interface CallGroup {
@@ -29,6 +39,8 @@ export interface CallGroup {
   choiceOffset: number;
   /** For emulated n: which of the n choices this call is (0 otherwise); used to vary the seed. */
   replica: number;
+  /** The seed this call sends, already within the vendor's range; null when the client gave none. */
+  seed: bigint | null;
 }
 
 export interface GenerationPlanDetail {
@@ -39,6 +51,9 @@ export interface GenerationPlanDetail {
   gatewayStops: string[];
   /** The gateway prepends the prompt. */
   gatewayEcho: boolean;
+  /** The gateway answers every choice empty without any upstream call (`max_tokens: 0`); `groups` is then empty. */
+  emptyAnswer: boolean;
+  /** Names of emulated parameters, for the `x-tollgate-emulated` header. */
   emulated: string[];
 }
 
@@ -46,15 +61,23 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
   const emulated: string[] = [];
   const promptCount = request.prompts.length;
   const uniformKinds = request.prompts.every((prompt) => prompt.kind === request.prompts[0]?.kind);
+  if (request.maxTokens === 0 && !abilities.zeroMaxTokens) {
+    // Nothing is generated, so no stop can match; the gateway echoes the prompt itself.
+    return { groups: [], vendorStops: [], gatewayStops: [], gatewayEcho: request.echo, emptyAnswer: true, emulated: request.echo ? ['max_tokens', 'echo'] : ['max_tokens'] };
+  }
+  const seedFor = (replica: number): bigint | null =>
+    request.seed === null || abilities.seedRange === null ? null : seedInRange(request.seed, replica, abilities.seedRange);
   const groups: CallGroup[] = [];
   if (abilities.nativeN && abilities.promptList && uniformKinds) {
-    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0 });
+    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0, seed: seedFor(0) });
   } else if (abilities.nativeN) {
-    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0 });
+    const seed = seedFor(0);
+    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0, seed });
   } else {
+    const seeds = Array.from({ length: request.n }, (_, replica) => seedFor(replica));
     for (let prompt = 0; prompt < promptCount; prompt++) {
       for (let replica = 0; replica < request.n; replica++) {
-        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, replica });
+        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, replica, seed: seeds[replica] });
       }
     }
   }
@@ -69,7 +92,7 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
 
   const gatewayEcho = request.echo && !abilities.nativeEcho;
   if (gatewayEcho) emulated.push('echo');
-  return { groups, vendorStops, gatewayStops, gatewayEcho, emulated };
+  return { groups, vendorStops, gatewayStops, gatewayEcho, emptyAnswer: false, emulated };
 }
 
 /** The prompt's text; token prompts are refused in `prepare` wherever this is needed. */

@@ -38,4 +38,35 @@ export function refuseAbove(vendor: string, param: 'temperature' | 'top_p', valu
   if (value !== null && value > max) throw unsupportedParameter(param, vendor, `its range is 0–${max}, got ${value} (the gateway does not clamp)`);
 }
 
+/** A vendor's accepted interval for a number; `maxExclusive` when the upper bound itself is refused. */
+export interface NumberRange {
+  /** Smallest accepted value. */
+  min: number;
+  /** Largest accepted value, or the bound just above them when `maxExclusive`. */
+  max: number;
+  /** The vendor refuses `max` itself (Gemini's penalties stop just below 2). */
+  maxExclusive?: boolean;
+}
+
+/** Throws a 400 naming the parameter and vendor when a given value lies outside the vendor's range. */
+export function refuseOutside(vendor: string, param: RequestParam, value: number | null, range: NumberRange): void {
+  if (value === null) return;
+  const aboveMax = range.maxExclusive === true ? value >= range.max : value > range.max;
+  if (value < range.min || aboveMax) {
+    const upper = range.maxExclusive === true ? `below ${range.max}` : `${range.max}`;
+    throw unsupportedParameter(param, vendor, `its range is ${range.min} to ${upper}, got ${value} (the gateway does not clamp)`);
+  }
+}
+
+/** What `max_tokens: 0` cannot be emulated with: the answer would lack logprobs, or an echoed token prompt's text. */
+export function refuseUnemulatedZeroTokens(request: GenerationRequest, vendor: string): void {
+  if (request.maxTokens !== 0) return;
+  if (inUse(request, 'logprobs')) {
+    throw unsupportedParameter('max_tokens', vendor, "it cannot generate zero tokens, and the gateway cannot answer for it with 'logprobs'");
+  }
+  if (request.echo && inUse(request, 'prompt')) {
+    throw unsupportedParameter('max_tokens', vendor, 'it cannot generate zero tokens, and the gateway cannot echo a token-array prompt for it');
+  }
+}
+
 export const tokenPromptReason = 'token-array prompts need the model\'s own tokenizer, which this vendor does not accept';

@@ -1,12 +1,14 @@
 /**
  * The adapter shape of chat-only vendors whose every upstream call answers one prompt with one
  * choice (Anthropic, Gemini): endpoint and key from the environment, a model catalogue, one pooled
- * client, a plan that fans prompts × n out into calls, and gateway-side echo and stops. A vendor
- * supplies only its plan, its request body and its response parsing (`call`).
+ * client, a plan that fans prompts × n out into calls (or answers `max_tokens: 0` itself, with no
+ * call), and gateway-side echo and stops. A vendor supplies only its plan, its request body and
+ * its response parsing (`call`).
  */
 import type { Config } from '../../config/config.js';
 import type { GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import type { CallPart } from './call-part.js';
+import { emptyAnswerCall } from './empty-answer-call.js';
 import { createModelCatalogue, type CatalogueEntry } from './model-catalogue.js';
 import { parseVendorConfig } from './parse-vendor-config.js';
 import { promptText, type CallGroup, type GenerationPlanDetail } from './plan-generation.js';
@@ -64,6 +66,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
   const client = new UpstreamClient({ vendor, transport: slice, credentialVariable: endpoint.keyVariable, secrets: [apiKey], extractError: spec.extractError });
 
   const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
+    if (plan.emptyAnswer) return [emptyAnswerCall(request, model, plan)];
     return plan.groups.map((group) => {
       const prompt = request.prompts[group.promptIndexes[0]];
       return {
