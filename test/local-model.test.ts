@@ -12,12 +12,12 @@ import { GatewayError } from '../src/errors/gateway-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
-import { historyAfter } from '../src/vendors/local/local-echo.js';
-import { isLocalModelCached, locateLocalModel } from '../src/vendors/local/local-model-store.js';
-import type { LocalRandom } from '../src/vendors/local/local-random.js';
-import { LocalSampler } from '../src/vendors/local/local-sampler.js';
-import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
-import { LocalUtf8Assembler } from '../src/vendors/local/local-utf8-assembler.js';
+import { historyAfter } from '../src/local-model/context-history.js';
+import { isLocalModelCached, locateLocalModel } from '../src/local-model/model-store.js';
+import type { RandomSource } from '../src/local-model/random.js';
+import { LocalSampler } from '../src/local-model/sampler.js';
+import { LocalTokenTexts, tokenString } from '../src/local-model/token-text.js';
+import { LocalUtf8Assembler } from '../src/local-model/utf8-assembler.js';
 import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob } from '../src/vendors/types.js';
 import { request as baseRequest } from './support/mock-upstream-helpers.js';
 
@@ -444,7 +444,7 @@ test('top_p and temperature sampling match the brute-force nucleus and softmax e
       const sampler = new LocalSampler(model, workspace, settings);
       for (let draw = 0.005; draw < 1; draw += 0.01) {
         // The draw inside the nucleus is the inverse CDF of one uniform over the nucleus in descending order.
-        const token = sampler.next(nodes, { next: () => draw } as unknown as LocalRandom);
+        const token = sampler.next(nodes, { next: () => draw });
         let target = draw * mass;
         let expected = order.at(-1) as number;
         let nearEdge = false;
@@ -477,7 +477,7 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   const draws = 40_000;
   const counts = new Map<number, number>();
   let seed = 12345;
-  const uniform = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) } as unknown as LocalRandom;
+  const uniform: RandomSource = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) };
   for (let draw = 0; draw < draws; draw++) {
     const token = sampler.next(nodes, uniform);
     counts.set(token, (counts.get(token) ?? 0) + 1);

@@ -7,9 +7,9 @@ import { invalidRequest, unsupportedParameter } from '../../errors/gateway-error
 import { decodeTokens } from '../../tokenizer/tokenizer.js';
 import { encodePrompt } from './local-prompt-tokens.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';
-import type { LocalNgramModel } from './local-ngram-model.js';
-import type { LocalSamplingSettings } from './local-sampler.js';
-import { isKnownToken, isOrdinaryToken, LAST_ORDINARY_TOKEN } from './local-token-text.js';
+import type { LocalNgramModel } from '../../local-model/ngram-model.js';
+import type { LocalSamplingSettings } from '../../local-model/sampler.js';
+import { isKnownToken, isOrdinaryToken, LAST_ORDINARY_TOKEN } from '../../local-model/token-text.js';
 
 export const LOCAL_VENDOR = 'local';
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { encodeText } from '../../tokenizer/tokenizer.js';
+import { encodeText } from '../tokenizer/tokenizer.js';
 
 /** cl100k_base `<|endoftext|>`: separates addresses in the corpus and is the model's own end token. */
 export const END_OF_TEXT_TOKEN = 100257;

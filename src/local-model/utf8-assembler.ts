@@ -4,7 +4,7 @@
  * byte, say) is released after a few tokens, decoded with replacement characters, exactly as
  * decoding the token ids would.
  */
-import type { LocalTokenTexts } from './local-token-text.js';
+import type { LocalTokenTexts } from './token-text.js';
 
 /** Longest UTF-8 sequence is 4 bytes, so after 4 fragment tokens waiting cannot help. */
 const MAXIMUM_PENDING_TOKENS = 4;

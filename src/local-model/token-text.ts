@@ -4,8 +4,8 @@
  * spells it in logprobs, `bytes:\xe2\x80`, and its bytes wait for the rest of the character
  * before any text is released.
  */
-import { cl100kRanks } from '../../tokenizer/tokenizer.js';
-import { END_OF_TEXT_TOKEN } from './local-corpus.js';
+import { cl100kRanks } from '../tokenizer/tokenizer.js';
+import { END_OF_TEXT_TOKEN } from './corpus.js';
 
 const SPECIAL_TOKENS = new Map<number, string>([
   [END_OF_TEXT_TOKEN, '<|endoftext|>'],

@@ -1,15 +1,15 @@
 /**
  * One step's distribution for the full sampling paths, without touching the previous token's
- * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (see local-node-order). The explicit
+ * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (see node-order.ts). The explicit
  * set S is every token seen after the context of length ≥ 2 plus every token whose logit this
  * choice adjusts; for those the workspace holds P (`mass`) and B (`base`). Every other token has
  * P = β₁·B, and the stream below yields them in descending B order (so descending P, and
  * descending tempered weight), skipping S: the node's sorted list merged with the unigram order
  * minus that list. Only as much of the stream is walked as a step needs.
  */
-import { nodeOrder, type LocalNodeOrder } from './local-node-order.js';
-import { findToken, type LocalNgramModel } from './local-ngram-model.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import { nodeOrder, type LocalNodeOrder } from './node-order.js';
+import { findToken, type LocalNgramModel } from './ngram-model.js';
+import type { LocalWorkspace } from './workspace.js';
 
 export class LocalStep {
   /** Whether the step holds the distribution of the current context. */

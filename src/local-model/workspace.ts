@@ -21,7 +21,7 @@ export class LocalWorkspace {
   readonly adjustedTokens: Int32Array;
   /** Times each token was generated in this choice (for the penalties). */
   readonly generatedCounts: Int32Array;
-  /** B of the touched tokens in a prepared step (see local-step). */
+  /** B of the touched tokens in a prepared step (see step.ts). */
   readonly base: Float64Array;
   /** Level-1 entry of the touched tokens in a prepared step, −1 when the previous token's list lacks them. */
   readonly baseEntry: Int32Array;
