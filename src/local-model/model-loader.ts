@@ -19,6 +19,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_OUTSIDE_TOKENS } from './logit-bias.js';
 import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './model-store.js';
 import { LocalNgramModel } from './ngram-model.js';
 import { LocalTokenTexts } from './token-text.js';
@@ -32,7 +33,7 @@ export interface LocalRuntime {
   model: LocalNgramModel;
   /** How each vocabulary token is spelled and what bytes it carries. */
   texts: LocalTokenTexts;
-  /** Workspaces sized to the vocabulary, lent to one sequence at a time. */
+  /** Workspaces sized to the vocabulary (and the ids outside it that logit_bias lifts), lent to one sequence at a time. */
   pool: LocalWorkspacePool;
 }
 
@@ -109,7 +110,7 @@ export class LocalModelLoader {
   private build(loaded: LoadedLocalModel, message: string): LocalRuntime {
     const start = performance.now();
     const model = new LocalNgramModel(loaded.data);
-    const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize) };
+    const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize + MAX_OUTSIDE_TOKENS) };
     this.logger.info(
       {
         path: loaded.path,

@@ -26,6 +26,8 @@ export class LocalNgramModel {
   readonly unigram: Float64Array;
   /** Vocabulary indexes by unigram probability, highest first (ties by index). */
   readonly unigramOrder: Int32Array;
+  /** The smallest unigram probability (every vocabulary token has at least this much). */
+  readonly smallestUnigram: number;
   /** Running sums of `unigram`, for sampling it by binary search. */
   readonly unigramCumulative: Float64Array;
   readonly levels: LocalModelLevel[];
@@ -67,6 +69,7 @@ export class LocalNgramModel {
     const order = Array.from({ length: this.vocabularySize }, (_, index) => index);
     order.sort((left, right) => this.unigram[right] - this.unigram[left] || left - right);
     this.unigramOrder = Int32Array.from(order);
+    this.smallestUnigram = this.unigram[this.unigramOrder[this.vocabularySize - 1]];
     this.unigramCumulative = new Float64Array(this.vocabularySize);
     let sum = 0;
     for (let index = 0; index < this.vocabularySize; index++) this.unigramCumulative[index] = sum += this.unigram[index];

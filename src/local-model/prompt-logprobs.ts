@@ -3,7 +3,7 @@
  * before it. The first token has no context, so its logprob and alternatives are null, as OpenAI
  * reports them.
  */
-import { historyAfter, pushHistory } from './context-history.js';
+import { historyAfter, pushPromptToken } from './context-history.js';
 import { logOf, scoredToken, topLogprobs, type ScoredToken } from './logprobs.js';
 import type { LocalNgramModel } from './ngram-model.js';
 import { tokenString, type LocalTokenTexts } from './token-text.js';
@@ -32,7 +32,7 @@ export function promptLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, w
       }
       entries.push(scoredToken(text, logOf(probability), top));
     }
-    pushHistory(history, model.indexOf(id));
+    pushPromptToken(model, history, id);
   });
   return entries;
 }

@@ -10,9 +10,10 @@
  * it (temperature in [0.5, 1], adjustments that only lower logits, no top_p), rejection sampling
  * from the model's distribution is exact too and avoids preparing the step; the rest (greedy,
  * top_p, high temperature, raised logits) prepares the step (step.ts) and works from its
- * explicit set plus the pre-ordered rest (tempered-draw.ts). Logit bias applies only to
- * tokens the model can emit; a token it never saw has logit −∞, which no finite bias lifts.
+ * explicit set plus the pre-ordered rest (tempered-draw.ts). A token the model never saw gets a
+ * logit only through a positive bias (logit-bias.ts), so it is always in the step's explicit set.
  */
+import type { LocalLogitBias } from './logit-bias.js';
 import type { LocalNgramModel } from './ngram-model.js';
 import { temperedNodes } from './node-order.js';
 import type { RandomSource } from './random.js';
@@ -21,15 +22,15 @@ import { LocalTemperedDraw } from './tempered-draw.js';
 import { temperatureTable } from './temperature-table.js';
 import type { LocalWorkspace } from './workspace.js';
 
-export interface LocalSamplingSettings {
+/** How one choice samples; the bias is resolved against the model (see logit-bias.ts). */
+export interface LocalSamplingSettings extends LocalLogitBias {
   /** ≥ 0; 0 means greedy. */
   temperature: number;
   /** In [0, 1]; 1 means no nucleus restriction. */
   topP: number;
-  /** Biased vocabulary indexes and their biases (non-zero, emittable tokens only). */
-  biasTokens: Int32Array;
-  biasValues: Float64Array;
+  /** −2 … 2, subtracted once from the logit of every token already generated. */
   presencePenalty: number;
+  /** −2 … 2, subtracted from a token's logit once per time it was generated. */
   frequencyPenalty: number;
 }
 
@@ -89,8 +90,9 @@ export class LocalSampler {
     return this.settings.temperature === 0 ? this.greedy() : (this.draw as LocalTemperedDraw).sample(random, this.settings.topP);
   }
 
-  /** The model's probability of `token` in this step (not the adjusted sampling distribution). */
+  /** The model's probability of `token` in this step (not the adjusted sampling distribution); 0 outside the vocabulary. */
   modelProbability(nodes: Int32Array, token: number): number {
+    if (token >= this.model.vocabularySize) return 0;
     return this.step.ready ? this.step.probability(token) : this.model.probability(nodes, token);
   }
 

@@ -84,6 +84,7 @@ export class LocalTemperedDraw {
     const cumulative = this.cumulative;
     const tableWeights = this.table.weights;
     const start = step.start;
+    const vocabularySize = this.model.vocabularySize;
     let total = 0;
     let baseSum = 0;
     for (let index = 0; index < touchedCount; index++) {
@@ -96,7 +97,9 @@ export class LocalTemperedDraw {
       }
       weights[token] = weight;
       total += weight;
-      // (B / B_max)^(1/T) of this token, read from the same sums the stream total comes from.
+      // (B / B_max)^(1/T) of this token, read from the same sums the stream total comes from
+      // (an id outside the vocabulary is in no such sum).
+      if (token >= vocabularySize) continue;
       const entry = baseEntry[token];
       if (entry < 0) baseSum += this.restScale * tableWeights[token];
       else {

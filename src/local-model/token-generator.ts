@@ -7,10 +7,10 @@
 import { pushHistory } from './context-history.js';
 import { logOf, logprobRecord } from './logprobs.js';
 import type { LocalRuntime } from './model-loader.js';
-import type { LocalNgramModel } from './ngram-model.js';
+import { NO_TOKEN, type LocalNgramModel } from './ngram-model.js';
 import type { RandomSource } from './random.js';
 import { LocalSampler, type LocalSamplingSettings } from './sampler.js';
-import type { LocalTokenTexts } from './token-text.js';
+import { LocalTokenTexts } from './token-text.js';
 import { LocalUtf8Assembler } from './utf8-assembler.js';
 import type { LocalWorkspace, LocalWorkspacePool } from './workspace.js';
 
@@ -46,6 +46,8 @@ export interface GeneratedToken {
 export class LocalTokenGenerator {
   private readonly model: LocalNgramModel;
   private readonly texts: LocalTokenTexts;
+  /** Texts of the ids outside the vocabulary that the bias lifts (index i: sampler index vocabularySize + i). */
+  private readonly outsideTexts: LocalTokenTexts;
   private readonly pool: LocalWorkspacePool;
   private readonly workspace: LocalWorkspace;
   private readonly sampler: LocalSampler;
@@ -62,6 +64,7 @@ export class LocalTokenGenerator {
     const { model, texts, pool } = options.runtime;
     this.model = model;
     this.texts = texts;
+    this.outsideTexts = new LocalTokenTexts(options.sampling.outsideTokens);
     this.pool = pool;
     this.workspace = pool.acquire();
     this.sampler = new LocalSampler(model, this.workspace, options.sampling);
@@ -82,11 +85,16 @@ export class LocalTokenGenerator {
     const token = sampler.next(nodes, this.random);
     const logprob = this.wantsProbability ? logOf(sampler.modelProbability(nodes, token)) : 0;
     const alternatives = this.alternatives > 0 ? logprobRecord(this.texts, this.topTokens, this.topProbabilities, sampler.top(nodes, this.alternatives, this.topTokens, this.topProbabilities)) : null;
-    const tokenText = this.texts.strings[token];
-    if (token === model.endOfText) return { ended: true, text: null, tokenText, logprob, alternatives };
+    if (token === model.endOfText) return { ended: true, text: null, tokenText: this.texts.strings[token], logprob, alternatives };
     sampler.record(token);
-    pushHistory(this.history, token);
-    return { ended: false, text: this.assembler.push(token), tokenText, logprob, alternatives };
+    if (token < model.vocabularySize) {
+      pushHistory(this.history, token);
+      return { ended: false, text: this.assembler.push(token), tokenText: this.texts.strings[token], logprob, alternatives };
+    }
+    // An id the model never saw: the context after it backs off, as after any unseen prompt token.
+    const outside = token - model.vocabularySize;
+    pushHistory(this.history, NO_TOKEN);
+    return { ended: false, text: this.assembler.push(outside, this.outsideTexts), tokenText: this.outsideTexts.strings[outside], logprob, alternatives };
   }
 
   /** Text still held back for an incomplete character (at the end of the sequence); null when none. */

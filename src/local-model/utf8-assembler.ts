@@ -20,10 +20,13 @@ export class LocalUtf8Assembler {
     return this.pendingTokens > 0;
   }
 
-  /** Adds a token; returns the text it completes, or null while a character is still incomplete. */
-  push(token: number): string | null {
-    if (this.pendingTokens === 0 && this.texts.complete[token]) return this.texts.strings[token];
-    const { byteData, byteOffsets } = this.texts;
+  /**
+   * Adds a token (index `token` of `texts`, by default the vocabulary's); returns the text it
+   * completes, or null while a character is still incomplete.
+   */
+  push(token: number, texts: LocalTokenTexts = this.texts): string | null {
+    if (this.pendingTokens === 0 && texts.complete[token]) return texts.strings[token];
+    const { byteData, byteOffsets } = texts;
     for (let index = byteOffsets[token]; index < byteOffsets[token + 1]; index++) this.pending.push(byteData[index]);
     this.pendingTokens++;
     if (endsIncomplete(this.pending) && this.pendingTokens < MAXIMUM_PENDING_TOKENS) return null;
