@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { toErrorResponse } from '../src/errors/error-mapper.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
-import { isLocalModelCached, loadOrTrainLocalModel, locateLocalModel } from '../src/vendors/local/local-model-store.js';
+import { isLocalModelCached, loadOrTrainLocalModel, locateLocalModel } from '../src/local-model/model-store.js';
 import type { ModelInfo } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
 import { request } from './support/mock-upstream-helpers.js';

@@ -12,12 +12,14 @@ import { GatewayError } from '../src/errors/gateway-error.js';
 import { createLogger } from '../src/observability/logger.js';
 import { countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { createLocalAdapter, type LocalAdapter } from '../src/vendors/local/local-adapter.js';
-import { historyAfter } from '../src/vendors/local/local-echo.js';
-import { isLocalModelCached, locateLocalModel } from '../src/vendors/local/local-model-store.js';
-import type { LocalRandom } from '../src/vendors/local/local-random.js';
-import { LocalSampler } from '../src/vendors/local/local-sampler.js';
-import { LocalTokenTexts, tokenString } from '../src/vendors/local/local-token-text.js';
-import { LocalUtf8Assembler } from '../src/vendors/local/local-utf8-assembler.js';
+import { historyAfter } from '../src/local-model/context-history.js';
+import { IMPOSSIBLE_LOGPROB } from '../src/local-model/logprobs.js';
+import { isLocalModelCached, locateLocalModel } from '../src/local-model/model-store.js';
+import type { RandomSource } from '../src/local-model/random.js';
+import { resolveLogitBias } from '../src/local-model/logit-bias.js';
+import { LocalSampler } from '../src/local-model/sampler.js';
+import { LocalTokenTexts, tokenString } from '../src/local-model/token-text.js';
+import { LocalUtf8Assembler } from '../src/local-model/utf8-assembler.js';
 import type { GenerationRequest, ModelInfo, StreamPart, TokenLogprob, Usage } from '../src/vendors/types.js';
 import { request as baseRequest } from './support/mock-upstream-helpers.js';
 
@@ -211,9 +213,21 @@ test('logit_bias -100 bans a token and +100 forces one', async () => {
     const forced = await run({ temperature, maxTokens: 8, seed: 5, logitBias: { [the]: 100 } });
     assert.equal(forced.texts[0], ' the'.repeat(8));
   }
-  // A bias on a token the model cannot emit is accepted and changes nothing.
-  const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
-  assert.equal((await run({ maxTokens: 20, logitBias: { [unseen]: 100 } })).texts[0], (await run({ maxTokens: 20 })).texts[0]);
+  // A token the model never saw: +100 forces it all the same, at every temperature and with top_p;
+  // its reported logprob stays the model's own (probability 0, spelled IMPOSSIBLE_LOGPROB), and it
+  // never shows among the alternatives. −100 on it changes nothing: it is never drawn anyway.
+  const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0 && /^[a-z]+$/.test(tokenString(id))) as number;
+  for (const sampling of [{ temperature: 0 }, { temperature: 1 }, { temperature: 1.5, topP: 0.9 }, { temperature: 0.7 }]) {
+    const forced = await run({ ...sampling, maxTokens: 6, logprobs: 2, logitBias: { [unseen]: 100 } });
+    assert.equal(forced.texts[0], tokenString(unseen).repeat(6), JSON.stringify(sampling));
+    assert.deepEqual([forced.finishes[0], forced.usage.completionTokens], ['length', 6]);
+    for (const entry of forced.logprobs[0]) {
+      assert.deepEqual([entry.token, entry.logprob], [tokenString(unseen), IMPOSSIBLE_LOGPROB]);
+      assert.equal(Object.keys(entry.topLogprobs ?? {}).length, 3);
+      assert.equal(entry.topLogprobs?.[tokenString(unseen)], IMPOSSIBLE_LOGPROB);
+    }
+  }
+  assert.equal((await run({ maxTokens: 20, logitBias: { [unseen]: -100 } })).texts[0], (await run({ maxTokens: 20 })).texts[0]);
 });
 
 test('stop sequences end the text before them, across token boundaries, without leaking a partial match', async () => {
@@ -320,13 +334,13 @@ test('echo: the prompt leads the text; with logprobs the first token has null, t
   assert.deepEqual([onlyPrompt.texts[0], onlyPrompt.finishes[0]], [prompt, 'length']);
 });
 
-test('token-array prompts are conditioned on and decoded for echo; invalid ids are a 400 on prompt', async () => {
+test('token-array prompts are conditioned on and decoded for echo; ids outside cl100k_base are a 400 on prompt', async () => {
   const ids = encodeText('The state of the Union is');
   const fromTokens = await run({ prompts: [{ kind: 'tokens', tokens: ids }], temperature: 0, maxTokens: 10, echo: true });
   const fromText = await run({ temperature: 0, maxTokens: 10, echo: true });
   assert.equal(fromTokens.texts[0], fromText.texts[0]);
   assert.equal(fromTokens.usage.promptTokens, ids.length);
-  for (const bad of [END_OF_TEXT, -1, 100256, 1.5, 200000]) {
+  for (const bad of [-1, 100256, 100261, 100275, 100277, 1.5, 200000]) {
     assert.throws(() => adapter.prepare(request({ prompts: [{ kind: 'tokens', tokens: [100, bad] }] }), model), (error: unknown) => {
       return error instanceof GatewayError && error.status === 400 && error.param === 'prompt';
     });
@@ -337,9 +351,9 @@ test('token-array prompts are conditioned on and decoded for echo; invalid ids a
 });
 
 test('invalid logit_bias keys are a 400 on logit_bias; suffix is refused with a 400 on suffix', () => {
-  for (const key of ['abc', '-1', '1.5', '100256', '999999']) {
+  for (const key of ['abc', '-1', '1.5', '100256', '100261', '100275', '100277', '999999']) {
     assert.throws(() => adapter.prepare(request({ logitBias: { [key]: 1 } }), model), (error: unknown) => {
-      return error instanceof GatewayError && error.status === 400 && error.param === 'logit_bias';
+      return error instanceof GatewayError && error.status === 400 && error.param === 'logit_bias' && error.message.includes(`'${key}'`);
     });
   }
   assert.throws(() => adapter.prepare(request({ suffix: ' and so on.' }), model), (error: unknown) => {
@@ -441,12 +455,12 @@ test('top_p and temperature sampling match the brute-force nucleus and softmax e
     for (const { temperature, topP, bias } of cases) {
       const { order, weights } = referenceWeights(probabilities, bias, temperature, topP);
       const mass = order.reduce((sum, token) => sum + weights[token], 0);
-      const settings = { temperature, topP, biasTokens: Int32Array.from(bias.keys()), biasValues: Float64Array.from(bias.values()), presencePenalty: 0, frequencyPenalty: 0 };
+      const settings = { temperature, topP, biasTokens: Int32Array.from(bias.keys()), biasValues: Float64Array.from(bias.values()), presencePenalty: 0, frequencyPenalty: 0, outsideTokens: new Int32Array(0) };
       const workspace = adapter.pool.acquire();
       const sampler = new LocalSampler(model, workspace, settings);
       for (let draw = 0.005; draw < 1; draw += 0.01) {
         // The draw inside the nucleus is the inverse CDF of one uniform over the nucleus in descending order.
-        const token = sampler.next(nodes, { next: () => draw } as unknown as LocalRandom);
+        const token = sampler.next(nodes, { next: () => draw });
         let target = draw * mass;
         let expected = order.at(-1) as number;
         let nearEdge = false;
@@ -475,11 +489,11 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   const total = weights.reduce((sum, weight) => sum + weight, 0);
   const ranked = [...weights.keys()].sort((left, right) => weights[right] - weights[left]);
   const workspace = adapter.pool.acquire();
-  const sampler = new LocalSampler(model, workspace, { temperature: 1.8, topP: 1, biasTokens: new Int32Array(0), biasValues: new Float64Array(0), presencePenalty: 0, frequencyPenalty: 0 });
+  const sampler = new LocalSampler(model, workspace, { temperature: 1.8, topP: 1, biasTokens: new Int32Array(0), biasValues: new Float64Array(0), presencePenalty: 0, frequencyPenalty: 0, outsideTokens: new Int32Array(0) });
   const draws = 40_000;
   const counts = new Map<number, number>();
   let seed = 12345;
-  const uniform = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) } as unknown as LocalRandom;
+  const uniform: RandomSource = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) };
   for (let draw = 0; draw < draws; draw++) {
     const token = sampler.next(nodes, uniform);
     counts.set(token, (counts.get(token) ?? 0) + 1);
@@ -498,3 +512,49 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   assert.ok(counts.size > 500, 'the tail is sampled');
 });
 
+
+test('an id outside the vocabulary with a bias is drawn exactly as the least likely known token would be with it', () => {
+  const model = adapter.model;
+  const outside = [...Array(100256).keys()].find((id) => model.indexOf(id) < 0) as number;
+  for (const context of [encodeText('The state of the Union is'), encodeText('We must'), []]) {
+    const nodes = new Int32Array(model.order - 1);
+    model.findNodes(historyAfter(model, context), nodes);
+    const known = model.distribution(context, adapter.pool.acquire());
+    // The reference vocabulary: the model's, plus the outside id at the smallest probability the model gives here.
+    const probabilities = Float64Array.from([...known, Math.min(...known)]);
+    for (const { temperature, topP, bias } of [
+      { temperature: 1, topP: 0.999, bias: 18 },
+      { temperature: 0.7, topP: 0.9, bias: 20 },
+      { temperature: 1.3, topP: 0.5, bias: 19 },
+      { temperature: 1, topP: 0.95, bias: 100 },
+    ]) {
+      const { order, weights } = referenceWeights(probabilities, new Map([[model.vocabularySize, bias]]), temperature, topP);
+      const mass = order.reduce((sum, token) => sum + weights[token], 0);
+      const settings = { temperature, topP, ...resolveLogitBias(model, [[outside, bias]]), presencePenalty: 0, frequencyPenalty: 0 };
+      assert.deepEqual([...settings.biasTokens], [model.vocabularySize]);
+      const workspace = adapter.pool.acquire();
+      const sampler = new LocalSampler(model, workspace, settings);
+      let drewOutside = 0;
+      for (let draw = 0.005; draw < 1; draw += 0.01) {
+        const token = sampler.next(nodes, { next: () => draw });
+        if (token === model.vocabularySize) drewOutside++;
+        assert.equal(sampler.modelProbability(nodes, token) > 0, token !== model.vocabularySize);
+        let target = draw * mass;
+        let expected = order.at(-1) as number;
+        let nearEdge = false;
+        for (const candidate of order) {
+          nearEdge ||= Math.abs(target) < 1e-9 * mass;
+          target -= weights[candidate];
+          if (target < 0) {
+            expected = candidate;
+            break;
+          }
+        }
+        if (!nearEdge && Math.abs(target) > 1e-9 * mass) assert.equal(token, expected, `T ${temperature}, top_p ${topP}, bias ${bias}, draw ${draw}, context ${JSON.stringify(context)}`);
+      }
+      assert.ok(drewOutside > 0 && (bias < 100 || drewOutside === 100), `bias ${bias}: drawn ${drewOutside} times in 100`);
+      sampler.release();
+      adapter.pool.release(workspace);
+    }
+  }
+});

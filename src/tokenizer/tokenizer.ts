@@ -33,6 +33,25 @@ export function encodeText(text: string): number[] {
   return compactBpe('cl100k_base').encode(text);
 }
 
+/** cl100k_base's end-of-text special token: separates documents, and is OpenAI's default prompt. */
+export const END_OF_TEXT_TOKEN = 100257;
+/** The text of END_OF_TEXT_TOKEN. */
+export const END_OF_TEXT = '<|endoftext|>';
+
+/**
+ * A prompt's token ids as OpenAI reads prompt text: ordinary text, except that every
+ * `<|endoftext|>` in it is the special token, one token, rather than the seven of its spelling.
+ */
+export function encodePromptText(text: string): number[] {
+  if (!text.includes(END_OF_TEXT)) return encodeText(text);
+  const tokens: number[] = [];
+  text.split(END_OF_TEXT).forEach((piece, index) => {
+    if (index > 0) tokens.push(END_OF_TEXT_TOKEN);
+    if (piece.length > 0) tokens.push(...encodeText(piece));
+  });
+  return tokens;
+}
+
 export function decodeTokens(tokens: readonly number[]): string {
   return cl100k().decode(tokens as number[]);
 }

@@ -3,17 +3,19 @@
  * legacy-completions parameter natively (nothing is emulated): n, best_of, stop, echo, logprobs,
  * logit_bias, penalties, temperature, top_p and seed. `suffix` is refused (see local-request-check).
  */
+import { VendorError } from '../../errors/vendor-error.js';
+import { historyAfter } from '../../local-model/context-history.js';
+import { LocalModelLoader, LocalModelUnavailableError, type LocalRuntime } from '../../local-model/model-loader.js';
+import type { LocalNgramModel } from '../../local-model/ngram-model.js';
+import { promptLogprobs } from '../../local-model/prompt-logprobs.js';
+import { LocalRandom } from '../../local-model/random.js';
+import type { LocalTokenTexts } from '../../local-model/token-text.js';
+import type { LocalWorkspacePool } from '../../local-model/workspace.js';
 import type { Logger } from '../../observability/logger.js';
 import type { GenerationOptions, GenerationPlan, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import { generateChoice, type LocalChoiceJob, type LocalChoiceResult } from './local-choice-generator.js';
-import { echoLogprobs, historyAfter } from './local-echo.js';
-import { LocalModelLoader } from './local-model-loader.js';
 import { localModels } from './local-models.js';
-import type { LocalNgramModel } from './local-ngram-model.js';
-import { LocalRandom } from './local-random.js';
 import { checkLocalRequest, LOCAL_VENDOR, type LocalCheckedRequest } from './local-request-check.js';
-import type { LocalTokenTexts } from './local-token-text.js';
-import type { LocalWorkspacePool } from './local-workspace.js';
 
 export interface LocalAdapterOptions {
   logger: Logger;
@@ -32,19 +34,21 @@ export interface LocalAdapter extends VendorAdapter<LocalPlan> {
   readonly texts: LocalTokenTexts;
   /** A fresh workspace for calling `model.accumulate` or `model.distribution` directly. */
   readonly pool: LocalWorkspacePool;
-  /** Whether the model is in memory yet (it loads on first use; see local-model-loader). */
+  /** Whether the model is in memory yet (it loads on first use; see local-model/model-loader.ts). */
   readonly modelLoaded: boolean;
 }
 
 export async function createLocalAdapter(options: LocalAdapterOptions): Promise<LocalAdapter> {
-  const loader = new LocalModelLoader({ logger: options.logger, cacheDir: options.cacheDir });
+  const loader = new LocalModelLoader({ logger: options.logger.child({ vendor: LOCAL_VENDOR }), cacheDir: options.cacheDir });
   // Bound by `use()`, which `prepare` calls before any generation, so that listing and resolving
   // models (and /ready) never load the model: it loads on the first local request.
+  let runtime: LocalRuntime;
   let model: LocalNgramModel;
   let texts: LocalTokenTexts;
   let pool: LocalWorkspacePool;
   const use = (): void => {
-    ({ model, texts, pool } = loader.get());
+    runtime = loadRuntime(loader);
+    ({ model, texts, pool } = runtime);
   };
   const models = localModels();
 
@@ -67,9 +71,7 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
         promptTokens += prompt.tokens.length;
         const echo = request.echo ? echoFor(prompt.tokens, prompt.text, request.logprobs) : null;
         const job = (choice: number, candidate: number): LocalChoiceJob => ({
-          model,
-          texts,
-          pool,
+          runtime,
           sampling: checked.sampling,
           history: historyAfter(model, prompt.tokens),
           echo,
@@ -116,7 +118,7 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
     if (logprobs === null) return { text, logprobs: null };
     const workspace = pool.acquire();
     try {
-      return { text, logprobs: echoLogprobs(model, texts, workspace, tokens, logprobs) };
+      return { text, logprobs: promptLogprobs(model, texts, workspace, tokens, logprobs) };
     } finally {
       pool.release(workspace);
     }
@@ -152,6 +154,23 @@ export async function createLocalAdapter(options: LocalAdapterOptions): Promise<
       return stream(request, info, generation);
     },
   };
+}
+
+/** The loaded model; a model that cannot be read is a 503 the client may retry (the file path stays in the log). */
+function loadRuntime(loader: LocalModelLoader): LocalRuntime {
+  try {
+    return loader.get();
+  } catch (error) {
+    if (!(error instanceof LocalModelUnavailableError)) throw error;
+    throw new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
+      vendor: LOCAL_VENDOR,
+      status: 503,
+      type: 'service_unavailable',
+      code: 'local_model_unavailable',
+      retryable: true,
+      cause: error.cause ?? undefined,
+    });
+  }
 }
 
 function emptyResult(): LocalChoiceResult {

@@ -1,26 +1,21 @@
 /**
- * Generates one choice (or one best_of candidate) token by token: sample, score, assemble
- * characters, enforce stop sequences, and yield text deltas as they become final. Every 64 tokens
- * it yields to the event loop so one long completion cannot starve other requests, and it checks
- * the abort signal before every token.
+ * One choice (or one best_of candidate) as stream parts: the engine's token generator supplies the
+ * tokens, their text and their scores; this enforces max_tokens and stop sequences and yields text
+ * deltas as they become final. Every 64 tokens it yields to the event loop so one long completion
+ * cannot starve other requests, and it checks the abort signal before every token.
  */
+import { scoredToken } from '../../local-model/logprobs.js';
+import type { LocalRuntime } from '../../local-model/model-loader.js';
+import type { RandomSource } from '../../local-model/random.js';
+import type { LocalSamplingSettings } from '../../local-model/sampler.js';
+import { LocalTokenGenerator } from '../../local-model/token-generator.js';
 import type { FinishReason, StreamPart, TokenLogprob } from '../types.js';
 import { LocalChoiceOutput } from './local-choice-output.js';
-import { pushHistory } from './local-echo.js';
-import { generatedTokenLogprob, logprobRecord } from './local-logprobs.js';
-import type { LocalNgramModel } from './local-ngram-model.js';
-import type { LocalRandom } from './local-random.js';
-import { LocalSampler, type LocalSamplingSettings } from './local-sampler.js';
-import type { LocalTokenTexts } from './local-token-text.js';
-import { LocalUtf8Assembler } from './local-utf8-assembler.js';
-import type { LocalWorkspacePool } from './local-workspace.js';
 
 const TOKENS_BETWEEN_YIELDS = 64;
 
 export interface LocalChoiceJob {
-  model: LocalNgramModel;
-  texts: LocalTokenTexts;
-  pool: LocalWorkspacePool;
+  runtime: LocalRuntime;
   sampling: LocalSamplingSettings;
   /** Context after the prompt (latest first, vocabulary indexes). */
   history: Int32Array;
@@ -33,7 +28,7 @@ export interface LocalChoiceJob {
   logprobs: number | null;
   /** Whether to sum the tokens' logprobs (for best_of ranking). */
   score: boolean;
-  random: LocalRandom;
+  random: RandomSource;
   signal: AbortSignal;
 }
 
@@ -49,22 +44,15 @@ export interface LocalChoiceResult {
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceResult): AsyncGenerator<StreamPart[]> {
-  const { model, texts, choice } = job;
+  const { choice } = job;
   // Parts of one compute slice (between event-loop yields) leave as one batch.
   let batch: StreamPart[] = [];
   if (job.echo && job.echo.text.length > 0) {
     batch.push(job.echo.logprobs ? { type: 'text-delta', choice, text: job.echo.text, logprobs: job.echo.logprobs } : { type: 'text-delta', choice, text: job.echo.text });
   }
-  const workspace = job.pool.acquire();
-  const sampler = new LocalSampler(model, workspace, job.sampling);
+  const generator = new LocalTokenGenerator({ runtime: job.runtime, sampling: job.sampling, history: job.history, random: job.random, alternatives: job.logprobs, score: job.score });
   try {
     const output = new LocalChoiceOutput(choice, job.stop, job.logprobs !== null);
-    const assembler = new LocalUtf8Assembler(texts);
-    const history = Int32Array.from(job.history);
-    const nodes = new Int32Array(model.order - 1);
-    const wantsProbability = job.score || job.logprobs !== null;
-    const topTokens = new Int32Array(Math.max(job.logprobs ?? 0, 0));
-    const topProbabilities = new Float64Array(topTokens.length);
     let unitEntries: TokenLogprob[] | null = job.logprobs !== null ? [] : null;
     let finishReason: FinishReason = 'length';
     for (let step = 0; step < job.maxTokens; step++) {
@@ -80,28 +68,19 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
         if (batch.length > 0) yield batch;
         return;
       }
-      model.findNodes(history, nodes);
-      const token = sampler.next(nodes, job.random);
-      let logprob = 0;
-      if (wantsProbability) {
-        logprob = Math.log(sampler.modelProbability(nodes, token));
-        result.logprobSum += logprob;
+      const generated = generator.next();
+      if (job.score) {
+        result.logprobSum += generated.logprob;
         result.scoredTokens++;
       }
-      const top = unitEntries && job.logprobs! > 0 ? logprobRecord(texts, topTokens, topProbabilities, sampler.top(nodes, job.logprobs!, topTokens, topProbabilities)) : null;
-      if (token === model.endOfText) {
+      if (generated.ended) {
         finishReason = 'stop';
         break;
       }
       result.completionTokens++;
-      sampler.record(token);
-      pushHistory(history, token);
-      if (unitEntries) {
-        unitEntries.push(generatedTokenLogprob(texts.strings[token], logprob, top ?? {}));
-      }
-      const text = assembler.push(token);
-      if (text === null) continue;
-      const part = output.push(text, unitEntries);
+      if (unitEntries) unitEntries.push(scoredToken(generated.tokenText, generated.logprob, generated.alternatives ?? {}));
+      if (generated.text === null) continue;
+      const part = output.push(generated.text, unitEntries);
       if (unitEntries) unitEntries = [];
       if (part) batch.push(part);
       if (output.stopped) {
@@ -110,8 +89,9 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
       }
     }
     if (!output.stopped) {
-      if (assembler.holding) {
-        const part = output.push(assembler.flush(), unitEntries);
+      const held = generator.flush();
+      if (held !== null) {
+        const part = output.push(held, unitEntries);
         if (part) batch.push(part);
       }
       if (output.stopped) finishReason = 'stop';
@@ -123,7 +103,6 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
     batch.push({ type: 'finish', choice, finishReason });
     yield batch;
   } finally {
-    sampler.release();
-    job.pool.release(workspace);
+    generator.release();
   }
 }

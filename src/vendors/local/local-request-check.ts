@@ -7,9 +7,10 @@ import { invalidRequest, unsupportedParameter } from '../../errors/gateway-error
 import { decodeTokens } from '../../tokenizer/tokenizer.js';
 import { encodePrompt } from './local-prompt-tokens.js';
 import type { GenerationRequest, ModelInfo } from '../types.js';
-import type { LocalNgramModel } from './local-ngram-model.js';
-import type { LocalSamplingSettings } from './local-sampler.js';
-import { isKnownToken, isOrdinaryToken, LAST_ORDINARY_TOKEN } from './local-token-text.js';
+import { MAX_OUTSIDE_TOKENS, resolveLogitBias } from '../../local-model/logit-bias.js';
+import type { LocalNgramModel } from '../../local-model/ngram-model.js';
+import type { LocalSamplingSettings } from '../../local-model/sampler.js';
+import { isKnownToken, LAST_ORDINARY_TOKEN, SPECIAL_TOKEN_IDS } from '../../local-model/token-text.js';
 
 export const LOCAL_VENDOR = 'local';
 
@@ -35,36 +36,43 @@ export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, 
   const prompts = request.prompts.map((prompt, index): LocalPrompt => {
     if (prompt.kind === 'text') return { tokens: encodePrompt(prompt.text), text: prompt.text };
     for (const id of prompt.tokens) {
-      if (!isOrdinaryToken(id)) {
-        throw invalidRequest(`Prompt ${index} contains ${String(id)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, special tokens excluded).`, 'prompt', 'invalid_token');
+      if (!isKnownToken(id)) {
+        throw invalidRequest(
+          `Prompt ${index} contains ${String(id)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, or a special token: ${SPECIAL_TOKEN_IDS.join(', ')}).`,
+          'prompt',
+          'invalid_token',
+        );
       }
     }
     return { tokens: prompt.tokens, text: decodeTokens(prompt.tokens) };
   });
   // The context window is checked once for every vendor by the pipeline (completions/check-context-window.ts).
-  return { prompts, sampling: samplingSettings(request, ngram) };
+  return { prompts, sampling: samplingSettings(request, model, ngram) };
 }
 
-function samplingSettings(request: GenerationRequest, ngram: LocalNgramModel): LocalSamplingSettings {
-  const biasTokens: number[] = [];
-  const biasValues: number[] = [];
+function samplingSettings(request: GenerationRequest, model: ModelInfo, ngram: LocalNgramModel): LocalSamplingSettings {
+  const bias: Array<[number, number]> = [];
   for (const [key, value] of Object.entries(request.logitBias ?? {})) {
     const id = /^\d{1,6}$/.test(key) ? Number(key) : Number.NaN;
-    if (!isKnownToken(id)) throw invalidRequest(`logit_bias key '${key.slice(0, 40)}' is not a cl100k_base token id.`, 'logit_bias', 'invalid_logit_bias');
+    if (!isKnownToken(id)) {
+      throw invalidRequest(
+        `logit_bias names token '${key.slice(0, 40)}', which is not in the cl100k_base vocabulary of ${model.id} (ids 0–${LAST_ORDINARY_TOKEN} and the special tokens ${SPECIAL_TOKEN_IDS.join(', ')}), so the model can neither favour nor avoid it.`,
+        'logit_bias',
+        'invalid_logit_bias',
+      );
+    }
     if (typeof value !== 'number' || !Number.isFinite(value) || value < -100 || value > 100) {
       throw invalidRequest(`logit_bias values must be numbers from -100 to 100; '${key}' has ${String(value)}.`, 'logit_bias', 'invalid_logit_bias');
     }
-    // A token the model never saw has probability 0 (logit −∞): no finite bias makes it appear.
-    const index = ngram.indexOf(id);
-    if (index < 0 || value === 0) continue;
-    biasTokens.push(index);
-    biasValues.push(value);
+    bias.push([id, value]);
+  }
+  if (bias.filter(([id, value]) => value > 0 && ngram.indexOf(id) < 0).length > MAX_OUTSIDE_TOKENS) {
+    throw invalidRequest(`logit_bias may raise at most ${MAX_OUTSIDE_TOKENS} tokens that ${model.id} never saw in training.`, 'logit_bias', 'invalid_logit_bias');
   }
   return {
     temperature: request.temperature ?? 1,
     topP: request.topP ?? 1,
-    biasTokens: Int32Array.from(biasTokens),
-    biasValues: Float64Array.from(biasValues),
+    ...resolveLogitBias(ngram, bias),
     presencePenalty: request.presencePenalty ?? 0,
     frequencyPenalty: request.frequencyPenalty ?? 0,
   };

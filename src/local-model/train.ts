@@ -4,8 +4,8 @@
  * single scan: in that order every context's continuations are contiguous and sorted, and the
  * Kneser-Ney continuation counts of each lower order fall out of closing the higher-order nodes.
  */
-import { END_OF_TEXT_TOKEN } from './local-corpus.js';
-import type { LocalModelData, LocalModelLevel } from './local-model-data.js';
+import { END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
+import type { LocalModelData, LocalModelLevel } from './model-data.js';
 
 /** Growable typed-array buffer, so counting never builds JS arrays of millions of numbers. */
 class GrowableUint32 {

@@ -7,42 +7,63 @@
  *
  * At start the loader only checks the cache file's header (a few KiB). A missing or stale cache is
  * trained right there (about a second of CPU), so no request waits for training, but in a child
- * process (local-train-cli.ts): training builds counts for the whole corpus, and in the serving
+ * process (train-cli.ts): training builds counts for the whole corpus, and in the serving
  * process the heap and malloc arenas it grew stayed, ~110 MiB of RSS for as long as the gateway ran
  * (first start of a fresh checkout: 219 MiB at rest against 109). Only when the child cannot run
  * is the model trained in this process, and then kept. Otherwise the first local request reads
  * the file and builds the runtime tables (~100 ms, the cl100k tables included). If that fails (the
- * file was removed or damaged after start), the request gets a 503 in the OpenAI error shape
- * instead of a crash, and later requests retry the read, at most once per RETRY_MS so that a
- * failing read is not repeated for every request of a burst.
+ * file was removed or damaged after start), `get` throws LocalModelUnavailableError instead of
+ * crashing, and later calls retry the read, at most once per RETRY_MS so that a failing read is not
+ * repeated for every request of a burst.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../../observability/logger.js';
-import { VendorError } from '../../errors/vendor-error.js';
-import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './local-model-store.js';
-import { LocalNgramModel } from './local-ngram-model.js';
-import { LOCAL_VENDOR } from './local-request-check.js';
-import { LocalTokenTexts } from './local-token-text.js';
-import { LocalWorkspacePool } from './local-workspace.js';
+import { MAX_OUTSIDE_TOKENS } from './logit-bias.js';
+import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './model-store.js';
+import { LocalNgramModel } from './ngram-model.js';
+import { LocalTokenTexts } from './token-text.js';
+import { LocalWorkspacePool } from './workspace.js';
 
 const RETRY_MS = 5_000;
 
 /** What generation reads: the model, its token texts, and scratch memory sized to its vocabulary. */
 export interface LocalRuntime {
+  /** The n-gram model built from the cache file. */
   model: LocalNgramModel;
+  /** How each vocabulary token is spelled and what bytes it carries. */
   texts: LocalTokenTexts;
+  /** Workspaces sized to the vocabulary (and the ids outside it that logit_bias lifts), lent to one sequence at a time. */
   pool: LocalWorkspacePool;
 }
 
+/** The few log calls the loader makes (a pino logger fits), so the engine needs no logging module of its own. */
+export interface LocalModelLog {
+  /** Training and loading as they happen. */
+  info(fields: Record<string, unknown>, message: string): void;
+  /** Training fell back to this process. */
+  warn(fields: Record<string, unknown>, message: string): void;
+  /** The cache file could not be read. */
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
 export interface LocalModelLoaderOptions {
-  logger: Logger;
+  /** Where the loader reports training and loading (the caller binds its own fields, e.g. the vendor). */
+  logger: LocalModelLog;
+  /** Directory of the cached trained model (default `<repo root>/.cache/local-model`). */
   cacheDir?: string;
 }
 
+/** The model cannot be read (its cache file went missing or was damaged after start); the cause is logged. */
+export class LocalModelUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('The local model could not be loaded (see the log); restarting rebuilds its cache.', { cause });
+    this.name = 'LocalModelUnavailableError';
+  }
+}
+
 export class LocalModelLoader {
-  private readonly logger: Logger;
+  private readonly logger: LocalModelLog;
   private readonly location: LocalModelLocation;
   private runtime: LocalRuntime | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
@@ -51,15 +72,15 @@ export class LocalModelLoader {
     this.logger = options.logger;
     this.location = locateLocalModel({ cacheDir: options.cacheDir });
     if (isLocalModelCached(this.location)) {
-      this.logger.info({ vendor: LOCAL_VENDOR, path: this.location.path }, 'local model cached (loads on first use)');
+      this.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
       return;
     }
     const trainedApart = trainInChildProcess(this.location);
     if (trainedApart.ok && isLocalModelCached(this.location)) {
-      this.logger.info({ vendor: LOCAL_VENDOR, path: this.location.path, trainingMs: trainedApart.ms }, 'local model trained in a child process and cached (loads on first use)');
+      this.logger.info({ path: this.location.path, trainingMs: trainedApart.ms }, 'local model trained in a child process and cached (loads on first use)');
       return;
     }
-    this.logger.warn({ vendor: LOCAL_VENDOR, reason: trainedApart.reason }, 'local model could not be trained in a child process; training it here');
+    this.logger.warn({ reason: trainedApart.reason }, 'local model could not be trained in a child process; training it here');
     const loaded = loadOrTrainLocalModel(this.location);
     this.runtime = this.build(loaded, loaded.trained ? 'local model trained and cached' : 'local model loaded from cache');
   }
@@ -68,31 +89,30 @@ export class LocalModelLoader {
     return this.runtime !== null;
   }
 
-  /** The runtime, loaded on the first call. Throws a 503 VendorError when the model cannot be loaded. */
+  /** The runtime, loaded on the first call. Throws LocalModelUnavailableError when the model cannot be loaded. */
   get(): LocalRuntime {
     return this.runtime ?? this.load();
   }
 
   private load(): LocalRuntime {
-    if (performance.now() - this.failedAt < RETRY_MS) throw unavailable(null);
+    if (performance.now() - this.failedAt < RETRY_MS) throw new LocalModelUnavailableError(null);
     try {
       const loaded = loadCachedLocalModel(this.location);
       if (!loaded) throw new Error(`the cache file ${this.location.path} is missing, unreadable or damaged`);
       return (this.runtime = this.build(loaded, 'local model loaded from cache'));
     } catch (cause) {
       this.failedAt = performance.now();
-      this.logger.error({ vendor: LOCAL_VENDOR, path: this.location.path, err: cause }, 'local model could not be loaded');
-      throw unavailable(cause);
+      this.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
+      throw new LocalModelUnavailableError(cause);
     }
   }
 
   private build(loaded: LoadedLocalModel, message: string): LocalRuntime {
     const start = performance.now();
     const model = new LocalNgramModel(loaded.data);
-    const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize) };
+    const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize + MAX_OUTSIDE_TOKENS) };
     this.logger.info(
       {
-        vendor: LOCAL_VENDOR,
         path: loaded.path,
         trained: loaded.trained,
         trainingMs: Math.round(loaded.trainingMs),
@@ -106,25 +126,13 @@ export class LocalModelLoader {
   }
 }
 
-/** Runs local-train-cli.ts for this cache location and waits for it (start-up waits for training either way). */
+/** Runs train-cli.ts for this cache location and waits for it (start-up waits for training either way). */
 function trainInChildProcess(location: LocalModelLocation): { ok: boolean; ms: number; reason: string | null } {
   const start = performance.now();
-  const cli = fileURLToPath(new URL('./local-train-cli.js', import.meta.url));
+  const cli = fileURLToPath(new URL('./train-cli.js', import.meta.url));
   const result = spawnSync(process.execPath, [cli, dirname(location.path)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
   const ms = Math.round(performance.now() - start);
   if (result.error) return { ok: false, ms, reason: result.error.message };
   if (result.status !== 0) return { ok: false, ms, reason: `exit ${result.status ?? result.signal}: ${result.stderr.trim().slice(-500)}` };
   return { ok: true, ms, reason: null };
-}
-
-/** The client sees no file path (that stays in the log), only what happened and what fixes it. */
-function unavailable(cause: unknown): VendorError {
-  return new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
-    vendor: LOCAL_VENDOR,
-    status: 503,
-    type: 'service_unavailable',
-    code: 'local_model_unavailable',
-    retryable: true,
-    cause: cause ?? undefined,
-  });
 }

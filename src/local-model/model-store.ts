@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOKENIZER_NAME } from '../../tokenizer/tokenizer.js';
-import { corpusFingerprint, DEFAULT_CORPUS_OPTIONS, listCorpusFiles, tokenizeCorpus, type LocalCorpusFile, type LocalCorpusOptions } from './local-corpus.js';
-import type { LocalModelData } from './local-model-data.js';
-import { modelFileMatches, readModelFile, writeModelFile } from './local-model-file.js';
-import { trainLocalModel } from './local-train.js';
+import { TOKENIZER_NAME } from '../tokenizer/tokenizer.js';
+import { corpusFingerprint, DEFAULT_CORPUS_OPTIONS, listCorpusFiles, tokenizeCorpus, type LocalCorpusFile, type LocalCorpusOptions } from './corpus.js';
+import type { LocalModelData } from './model-data.js';
+import { modelFileMatches, readModelFile, writeModelFile } from './model-file.js';
+import { trainLocalModel } from './train.js';
 
 /** n of the n-gram. */
 export const LOCAL_MODEL_ORDER = 4;

@@ -4,7 +4,7 @@
  *
  * - Weights are relative to the largest one (w = exp(logit − max logit) ≤ 1): no overflow at any
  *   temperature or bias, and only negligible weights underflow.
- * - S tokens (see local-step) get their weight computed. Every other token's weight is
+ * - S tokens (see step.ts) get their weight computed. Every other token's weight is
  *   scale · (B / B_max)^(1/T) with one scale per step, and the per-node tempered sums make their
  *   total exact without visiting them: Σ_{w∉S} = scale · (Σ_all (B/B_max)^(1/T) − Σ_{w∈S} (B/B_max)^(1/T)).
  * - top_p: the nucleus (the smallest set of highest-weight tokens whose mass reaches top_p of the
@@ -14,12 +14,12 @@
  * - Without top_p, a draw that lands outside S samples the rest by exact rejection from the
  *   node's tempered list plus the tempered unigram, with an exact walk if that keeps failing.
  */
-import { findToken, type LocalNgramModel } from './local-ngram-model.js';
-import type { LocalTemperedNodes } from './local-node-order.js';
-import type { LocalRandom } from './local-random.js';
-import type { LocalStep } from './local-step.js';
-import type { LocalTemperatureTable } from './local-temperature-table.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import { findToken, type LocalNgramModel } from './ngram-model.js';
+import type { LocalTemperedNodes } from './node-order.js';
+import type { RandomSource } from './random.js';
+import type { LocalStep } from './step.js';
+import type { LocalTemperatureTable } from './temperature-table.js';
+import type { LocalWorkspace } from './workspace.js';
 
 const REJECTION_ATTEMPTS = 256;
 
@@ -43,7 +43,7 @@ export class LocalTemperedDraw {
   }
 
   /** A token from the tempered, adjusted distribution of the prepared step, within the top_p nucleus when topP < 1. */
-  sample(random: LocalRandom, topP: number): number {
+  sample(random: RandomSource, topP: number): number {
     const step = this.step;
     const workspace = this.workspace;
     const { touched, touchedCount, mass, baseEntry, adjusted, adjustments, weights } = workspace;
@@ -84,6 +84,7 @@ export class LocalTemperedDraw {
     const cumulative = this.cumulative;
     const tableWeights = this.table.weights;
     const start = step.start;
+    const vocabularySize = this.model.vocabularySize;
     let total = 0;
     let baseSum = 0;
     for (let index = 0; index < touchedCount; index++) {
@@ -96,7 +97,9 @@ export class LocalTemperedDraw {
       }
       weights[token] = weight;
       total += weight;
-      // (B / B_max)^(1/T) of this token, read from the same sums the stream total comes from.
+      // (B / B_max)^(1/T) of this token, read from the same sums the stream total comes from
+      // (an id outside the vocabulary is in no such sum).
+      if (token >= vocabularySize) continue;
       const entry = baseEntry[token];
       if (entry < 0) baseSum += this.restScale * tableWeights[token];
       else {
@@ -132,7 +135,7 @@ export class LocalTemperedDraw {
    * sorted list and the unigram order minus that list (both skipping S). Each source's head
    * weight is kept until that source moves.
    */
-  private sampleNucleus(random: LocalRandom, target: number): number {
+  private sampleNucleus(random: RandomSource, target: number): number {
     const step = this.step;
     const { touched, touchedCount, weights, heap, nucleusTokens, nucleusWeights, stamps, currentStamp } = this.workspace;
     const { sortedTokens, listRanks } = step.order;
@@ -213,7 +216,7 @@ export class LocalTemperedDraw {
   }
 
   /** A token outside S with probability ∝ its weight. */
-  private sampleStream(random: LocalRandom): number {
+  private sampleStream(random: RandomSource): number {
     const step = this.step;
     const { stamps, currentStamp } = this.workspace;
     const table = this.table;

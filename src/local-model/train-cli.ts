@@ -1,8 +1,8 @@
 /**
  * Trains the local model and writes it to the cache, so a build can pay the training cost once:
- * `node dist/src/vendors/local/local-train-cli.js [cache directory]`.
+ * `node dist/src/local-model/train-cli.js [cache directory]`.
  */
-import { defaultCacheDirectory, loadOrTrainLocalModel } from './local-model-store.js';
+import { defaultCacheDirectory, loadOrTrainLocalModel } from './model-store.js';
 
 const cacheDir = process.argv[2] ?? defaultCacheDirectory();
 const loaded = loadOrTrainLocalModel({ cacheDir });

@@ -4,7 +4,7 @@
  * byte, say) is released after a few tokens, decoded with replacement characters, exactly as
  * decoding the token ids would.
  */
-import type { LocalTokenTexts } from './local-token-text.js';
+import type { LocalTokenTexts } from './token-text.js';
 
 /** Longest UTF-8 sequence is 4 bytes, so after 4 fragment tokens waiting cannot help. */
 const MAXIMUM_PENDING_TOKENS = 4;
@@ -20,10 +20,13 @@ export class LocalUtf8Assembler {
     return this.pendingTokens > 0;
   }
 
-  /** Adds a token; returns the text it completes, or null while a character is still incomplete. */
-  push(token: number): string | null {
-    if (this.pendingTokens === 0 && this.texts.complete[token]) return this.texts.strings[token];
-    const { byteData, byteOffsets } = this.texts;
+  /**
+   * Adds a token (index `token` of `texts`, by default the vocabulary's); returns the text it
+   * completes, or null while a character is still incomplete.
+   */
+  push(token: number, texts: LocalTokenTexts = this.texts): string | null {
+    if (this.pendingTokens === 0 && texts.complete[token]) return texts.strings[token];
+    const { byteData, byteOffsets } = texts;
     for (let index = byteOffsets[token]; index < byteOffsets[token + 1]; index++) this.pending.push(byteData[index]);
     this.pendingTokens++;
     if (endsIncomplete(this.pending) && this.pendingTokens < MAXIMUM_PENDING_TOKENS) return null;

@@ -4,10 +4,19 @@
  * that is what OpenAI's legacy completions report, it keeps echo scores and best_of ranking
  * independent of the sampling knobs, and it makes every value checkable against `distribution`.
  */
-import type { TokenLogprob } from '../types.js';
-import type { LocalNgramModel } from './local-ngram-model.js';
-import type { LocalTokenTexts } from './local-token-text.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import type { LocalNgramModel } from './ngram-model.js';
+import type { LocalTokenTexts } from './token-text.js';
+import type { LocalWorkspace } from './workspace.js';
+
+/** One token's score as the legacy completions `logprobs` object spells it. */
+export interface ScoredToken {
+  /** The token's text (`bytes:\xNN…` for a byte fragment, the name of a special token). */
+  token: string;
+  /** Natural-log probability; null for the first prompt token, which has no context. */
+  logprob: number | null;
+  /** The most likely alternatives (plus the token itself); null for the first prompt token. */
+  topLogprobs: Record<string, number> | null;
+}
 
 /** Reported for a token the model gives probability 0 (a prompt token it never saw); JSON has no −∞. */
 export const IMPOSSIBLE_LOGPROB = -9999;
@@ -63,8 +72,8 @@ export function logprobRecord(texts: LocalTokenTexts, tokens: Int32Array, probab
   return result;
 }
 
-/** The logprob entry of a generated token: top alternatives plus the token itself when missing. */
-export function generatedTokenLogprob(tokenText: string, logprob: number, top: Record<string, number>): TokenLogprob {
+/** The score of a generated token: top alternatives plus the token itself when missing. */
+export function scoredToken(tokenText: string, logprob: number, top: Record<string, number>): ScoredToken {
   if (!(tokenText in top)) top[tokenText] = logprob;
   return { token: tokenText, logprob, topLogprobs: top };
 }

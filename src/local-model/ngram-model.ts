@@ -9,9 +9,9 @@
  * continuations seen after the context) plus a scaled dense unigram, which is what makes a step
  * cheap: only the sparse part is touched, the dense part is precomputed once.
  */
-import type { LocalModelData, LocalModelLevel } from './local-model-data.js';
-import type { LocalRandom } from './local-random.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import type { LocalModelData, LocalModelLevel } from './model-data.js';
+import type { RandomSource } from './random.js';
+import type { LocalWorkspace } from './workspace.js';
 
 /** Marks "no token here" in a context history (before the start, or a token the model never saw). */
 export const NO_TOKEN = -1;
@@ -26,6 +26,8 @@ export class LocalNgramModel {
   readonly unigram: Float64Array;
   /** Vocabulary indexes by unigram probability, highest first (ties by index). */
   readonly unigramOrder: Int32Array;
+  /** The smallest unigram probability (every vocabulary token has at least this much). */
+  readonly smallestUnigram: number;
   /** Running sums of `unigram`, for sampling it by binary search. */
   readonly unigramCumulative: Float64Array;
   readonly levels: LocalModelLevel[];
@@ -67,6 +69,7 @@ export class LocalNgramModel {
     const order = Array.from({ length: this.vocabularySize }, (_, index) => index);
     order.sort((left, right) => this.unigram[right] - this.unigram[left] || left - right);
     this.unigramOrder = Int32Array.from(order);
+    this.smallestUnigram = this.unigram[this.unigramOrder[this.vocabularySize - 1]];
     this.unigramCumulative = new Float64Array(this.vocabularySize);
     let sum = 0;
     for (let index = 0; index < this.vocabularySize; index++) this.unigramCumulative[index] = sum += this.unigram[index];
@@ -162,7 +165,7 @@ export class LocalNgramModel {
    * Samples from P(· | nodes) as the mixture it is: pick a level with its remaining weight, then a
    * continuation inside it; only the first part of one list is walked, so a plain step is cheap.
    */
-  sample(nodes: Int32Array, random: LocalRandom): number {
+  sample(nodes: Int32Array, random: RandomSource): number {
     let target = random.next();
     let weight = 1;
     for (let length = this.order - 1; length >= 1; length--) {

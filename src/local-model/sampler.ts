@@ -9,27 +9,28 @@
  * model's own mixture sampler is used, which is exact and cheaper. When the change only sharpens
  * it (temperature in [0.5, 1], adjustments that only lower logits, no top_p), rejection sampling
  * from the model's distribution is exact too and avoids preparing the step; the rest (greedy,
- * top_p, high temperature, raised logits) prepares the step (local-step) and works from its
- * explicit set plus the pre-ordered rest (local-tempered-draw). Logit bias applies only to
- * tokens the model can emit; a token it never saw has logit −∞, which no finite bias lifts.
+ * top_p, high temperature, raised logits) prepares the step (step.ts) and works from its
+ * explicit set plus the pre-ordered rest (tempered-draw.ts). A token the model never saw gets a
+ * logit only through a positive bias (logit-bias.ts), so it is always in the step's explicit set.
  */
-import type { LocalNgramModel } from './local-ngram-model.js';
-import { temperedNodes } from './local-node-order.js';
-import type { LocalRandom } from './local-random.js';
-import { LocalStep } from './local-step.js';
-import { LocalTemperedDraw } from './local-tempered-draw.js';
-import { temperatureTable } from './local-temperature-table.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import type { LocalLogitBias } from './logit-bias.js';
+import type { LocalNgramModel } from './ngram-model.js';
+import { temperedNodes } from './node-order.js';
+import type { RandomSource } from './random.js';
+import { LocalStep } from './step.js';
+import { LocalTemperedDraw } from './tempered-draw.js';
+import { temperatureTable } from './temperature-table.js';
+import type { LocalWorkspace } from './workspace.js';
 
-export interface LocalSamplingSettings {
+/** How one choice samples; the bias is resolved against the model (see logit-bias.ts). */
+export interface LocalSamplingSettings extends LocalLogitBias {
   /** ≥ 0; 0 means greedy. */
   temperature: number;
   /** In [0, 1]; 1 means no nucleus restriction. */
   topP: number;
-  /** Biased vocabulary indexes and their biases (non-zero, emittable tokens only). */
-  biasTokens: Int32Array;
-  biasValues: Float64Array;
+  /** −2 … 2, subtracted once from the logit of every token already generated. */
   presencePenalty: number;
+  /** −2 … 2, subtracted from a token's logit once per time it was generated. */
   frequencyPenalty: number;
 }
 
@@ -78,7 +79,7 @@ export class LocalSampler {
   }
 
   /** The next token (vocabulary index) after the context whose trie nodes are `nodes`. */
-  next(nodes: Int32Array, random: LocalRandom): number {
+  next(nodes: Int32Array, random: RandomSource): number {
     this.step.ready = false;
     if (this.plain) return this.model.sample(nodes, random);
     if (this.rejection) {
@@ -89,8 +90,9 @@ export class LocalSampler {
     return this.settings.temperature === 0 ? this.greedy() : (this.draw as LocalTemperedDraw).sample(random, this.settings.topP);
   }
 
-  /** The model's probability of `token` in this step (not the adjusted sampling distribution). */
+  /** The model's probability of `token` in this step (not the adjusted sampling distribution); 0 outside the vocabulary. */
   modelProbability(nodes: Int32Array, token: number): number {
+    if (token >= this.model.vocabularySize) return 0;
     return this.step.ready ? this.step.probability(token) : this.model.probability(nodes, token);
   }
 
@@ -128,7 +130,7 @@ export class LocalSampler {
    * Target ∝ P(w)^(1/T)·exp(adjustment(w)/T), proposal P(w): the ratio is (P/bound)^(1/T − 1)·
    * exp(adjustment/T) ≤ 1 because adjustments are ≤ 0 here. Returns −1 when every attempt was rejected.
    */
-  private drawByRejection(nodes: Int32Array, random: LocalRandom): number {
+  private drawByRejection(nodes: Int32Array, random: RandomSource): number {
     const model = this.model;
     const exponent = 1 / this.settings.temperature - 1;
     const inverse = 1 / this.settings.temperature;

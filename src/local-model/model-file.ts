@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { LocalModelData, LocalModelLevel } from './local-model-data.js';
+import type { LocalModelData, LocalModelLevel } from './model-data.js';
 
 const MAGIC = 'TGLM';
 const FORMAT_VERSION = 1;

@@ -7,10 +7,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { encodeText } from '../../tokenizer/tokenizer.js';
-
-/** cl100k_base `<|endoftext|>`: separates addresses in the corpus and is the model's own end token. */
-export const END_OF_TEXT_TOKEN = 100257;
+import { encodeText, END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
 
 export interface LocalCorpusOptions {
   /** Earliest address year to include (default 1900). */
@@ -53,7 +50,7 @@ export function corpusFingerprint(files: readonly LocalCorpusFile[]): string {
 
 /**
  * The corpus as one cl100k token stream: `padding` end-of-text tokens, then every address followed
- * by an end-of-text token. The leading padding gives the first address a full-length context, and
+ * by an end-of-text token (which is also the model's own end token). The leading padding gives the first address a full-length context, and
  * the separators teach the model both where an address ends and how one begins.
  */
 export function tokenizeCorpus(files: readonly LocalCorpusFile[], padding: number): Int32Array {

@@ -1,7 +1,8 @@
 /**
- * Scratch memory for generating one choice: dense arrays over the model's vocabulary, reused step
- * after step so a token costs no allocation. Concurrent requests each borrow their own workspace
- * from a small pool.
+ * Scratch memory for generating one choice: dense arrays over the sampler's indexes (the model's
+ * vocabulary, then room for the ids outside it that logit_bias lifts; see logit-bias.ts), reused
+ * step after step so a token costs no allocation. Concurrent requests each borrow their own
+ * workspace from a small pool.
  */
 export class LocalWorkspace {
   /** Sparse probability mass of the touched tokens (valid where `stamps[token]` is the current stamp). */
@@ -21,7 +22,7 @@ export class LocalWorkspace {
   readonly adjustedTokens: Int32Array;
   /** Times each token was generated in this choice (for the penalties). */
   readonly generatedCounts: Int32Array;
-  /** B of the touched tokens in a prepared step (see local-step). */
+  /** B of the touched tokens in a prepared step (see step.ts). */
   readonly base: Float64Array;
   /** Level-1 entry of the touched tokens in a prepared step, −1 when the previous token's list lacks them. */
   readonly baseEntry: Int32Array;
@@ -31,20 +32,20 @@ export class LocalWorkspace {
   readonly nucleusWeights: Float64Array;
   private stamp = 0;
 
-  constructor(readonly vocabularySize: number) {
-    this.mass = new Float64Array(vocabularySize);
-    this.stamps = new Int32Array(vocabularySize);
-    this.touched = new Int32Array(vocabularySize);
-    this.weights = new Float64Array(vocabularySize);
-    this.adjustments = new Float64Array(vocabularySize);
-    this.adjusted = new Uint8Array(vocabularySize);
-    this.adjustedTokens = new Int32Array(vocabularySize);
-    this.generatedCounts = new Int32Array(vocabularySize);
-    this.base = new Float64Array(vocabularySize);
-    this.baseEntry = new Int32Array(vocabularySize);
-    this.heap = new Int32Array(vocabularySize);
-    this.nucleusTokens = new Int32Array(vocabularySize);
-    this.nucleusWeights = new Float64Array(vocabularySize);
+  constructor(readonly size: number) {
+    this.mass = new Float64Array(size);
+    this.stamps = new Int32Array(size);
+    this.touched = new Int32Array(size);
+    this.weights = new Float64Array(size);
+    this.adjustments = new Float64Array(size);
+    this.adjusted = new Uint8Array(size);
+    this.adjustedTokens = new Int32Array(size);
+    this.generatedCounts = new Int32Array(size);
+    this.base = new Float64Array(size);
+    this.baseEntry = new Int32Array(size);
+    this.heap = new Int32Array(size);
+    this.nucleusTokens = new Int32Array(size);
+    this.nucleusWeights = new Float64Array(size);
   }
 
   nextStamp(): number {
@@ -73,12 +74,12 @@ export class LocalWorkspacePool {
   private readonly idle: LocalWorkspace[] = [];
 
   constructor(
-    private readonly vocabularySize: number,
+    private readonly size: number,
     private readonly keep = 32,
   ) {}
 
   acquire(): LocalWorkspace {
-    return this.idle.pop() ?? new LocalWorkspace(this.vocabularySize);
+    return this.idle.pop() ?? new LocalWorkspace(this.size);
   }
 
   /** The caller must have reset the per-choice arrays (adjustments, adjusted, generatedCounts). */

@@ -4,16 +4,18 @@
  * spells it in logprobs, `bytes:\xe2\x80`, and its bytes wait for the rest of the character
  * before any text is released.
  */
-import { cl100kRanks } from '../../tokenizer/tokenizer.js';
-import { END_OF_TEXT_TOKEN } from './local-corpus.js';
+import { cl100kRanks, END_OF_TEXT, END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
 
 const SPECIAL_TOKENS = new Map<number, string>([
-  [END_OF_TEXT_TOKEN, '<|endoftext|>'],
+  [END_OF_TEXT_TOKEN, END_OF_TEXT],
   [100258, '<|fim_prefix|>'],
   [100259, '<|fim_middle|>'],
   [100260, '<|fim_suffix|>'],
   [100276, '<|endofprompt|>'],
 ]);
+
+/** Ids of cl100k_base's special tokens, ascending. */
+export const SPECIAL_TOKEN_IDS: readonly number[] = [...SPECIAL_TOKENS.keys()];
 
 /** Largest id of an ordinary (non-special) cl100k token. */
 export const LAST_ORDINARY_TOKEN = 100255;

@@ -1,15 +1,15 @@
 /**
  * One step's distribution for the full sampling paths, without touching the previous token's
- * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (see local-node-order). The explicit
+ * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (see node-order.ts). The explicit
  * set S is every token seen after the context of length ≥ 2 plus every token whose logit this
  * choice adjusts; for those the workspace holds P (`mass`) and B (`base`). Every other token has
  * P = β₁·B, and the stream below yields them in descending B order (so descending P, and
  * descending tempered weight), skipping S: the node's sorted list merged with the unigram order
  * minus that list. Only as much of the stream is walked as a step needs.
  */
-import { nodeOrder, type LocalNodeOrder } from './local-node-order.js';
-import { findToken, type LocalNgramModel } from './local-ngram-model.js';
-import type { LocalWorkspace } from './local-workspace.js';
+import { nodeOrder, type LocalNodeOrder } from './node-order.js';
+import { findToken, type LocalNgramModel } from './ngram-model.js';
+import type { LocalWorkspace } from './workspace.js';
 
 export class LocalStep {
   /** Whether the step holds the distribution of the current context. */
@@ -99,13 +99,15 @@ export class LocalStep {
       }
     }
     workspace.touchedCount = touchedCount;
+    const vocabularySize = model.vocabularySize;
     for (let index = 0; index < adjustedCount; index++) {
       const token = adjustedTokens[index];
       if (stamps[token] === stamp) continue;
       workspace.touch(token);
-      const entry = node >= 0 ? findToken(oneTokens, start, end, token) : -1;
+      // An id outside the vocabulary is drawn as the least likely token the model knows here (logit-bias.ts).
+      const entry = node >= 0 && token < vocabularySize ? findToken(oneTokens, start, end, token) : -1;
       baseEntry[token] = entry;
-      base[token] = (entry >= 0 ? oneProbabilities[entry] : 0) + gamma * unigram[token];
+      base[token] = (entry >= 0 ? oneProbabilities[entry] : 0) + gamma * (token < vocabularySize ? unigram[token] : model.smallestUnigram);
     }
     this.betaOne = betaOne;
     for (let index = 0; index < workspace.touchedCount; index++) {
@@ -201,7 +203,9 @@ export class LocalStep {
       tokens[slot] = token;
     };
     const { touched, touchedCount, mass } = this.workspace;
-    for (let index = 0; index < touchedCount; index++) offer(touched[index], mass[touched[index]]);
+    const vocabularySize = this.model.vocabularySize;
+    // Ids outside the vocabulary have no model probability: they are never among the alternatives.
+    for (let index = 0; index < touchedCount; index++) if (touched[index] < vocabularySize) offer(touched[index], mass[touched[index]]);
     this.resetStream();
     for (let taken = 0; taken < count && this.headToken >= 0; taken++) {
       offer(this.headToken, this.betaOne * this.headBase);

@@ -12,8 +12,8 @@
  * For a temperature, `LocalTemperedNodes` keeps per node the running sums of (B / B_max)^(1/T)
  * over that sorted list, so normalisers and tail draws need no power per continuation per step.
  */
-import type { LocalNgramModel } from './local-ngram-model.js';
-import type { LocalTemperatureTable } from './local-temperature-table.js';
+import type { LocalNgramModel } from './ngram-model.js';
+import type { LocalTemperatureTable } from './temperature-table.js';
 
 export class LocalNodeOrder {
   /** Per level-1 entry position (within its node's range): continuation tokens by B, highest first (ties by index). */

@@ -5,7 +5,7 @@
  * one number per step. Relative to the maximum, so small temperatures underflow only where the
  * weight is negligible anyway.
  */
-import type { LocalNgramModel } from './local-ngram-model.js';
+import type { LocalNgramModel } from './ngram-model.js';
 
 export interface LocalTemperatureTable {
   inverseTemperature: number;

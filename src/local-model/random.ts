@@ -5,7 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export class LocalRandom {
+/** Where sampling draws its uniform numbers from (tests pass a fixed sequence). */
+export interface RandomSource {
+  /** A uniform double in [0, 1). */
+  next(): number;
+}
+
+export class LocalRandom implements RandomSource {
   private a: number;
   private b: number;
   private c: number;

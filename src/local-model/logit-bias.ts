@@ -1,0 +1,49 @@
+/**
+ * logit_bias in model terms. A bias on a token of the model's vocabulary adjusts its logit:
+ * log P(w | context) + bias. The corpus uses only about a fifth of cl100k_base, and an id it never
+ * saw has no probability of its own (log P = −∞, which no finite bias lifts). So that a bias still
+ * reaches such an id, it is drawn as if it were the least likely token the model knows after the
+ * context (no continuation seen, the smallest unigram probability; see step.ts) plus its bias: +100
+ * forces it, a smaller lift makes it rarely possible. A bias ≤ 0 on it changes nothing: it is
+ * never drawn either way. Its reported logprob stays the model's own (−∞, see logprobs.ts).
+ *
+ * Sampler indexes: 0 … vocabularySize − 1 are the vocabulary, and vocabularySize + i is
+ * `outsideTokens[i]`; workspaces leave room for MAX_OUTSIDE_TOKENS of them.
+ */
+import type { LocalNgramModel } from './ngram-model.js';
+
+/** Most ids outside the vocabulary that one request may lift (the API allows 1,024 logit_bias entries in all). */
+export const MAX_OUTSIDE_TOKENS = 1024;
+
+/** A request's logit_bias, resolved against the model. */
+export interface LocalLogitBias {
+  /** Sampler indexes with a non-zero bias (vocabulary indexes, then outside ones). */
+  biasTokens: Int32Array;
+  /** The bias of each entry of `biasTokens`, in logit units (−100 … 100). */
+  biasValues: Float64Array;
+  /** cl100k ids outside the vocabulary that a positive bias lifts; sampler index vocabularySize + i is entry i. */
+  outsideTokens: Int32Array;
+}
+
+/** Resolves `bias` (cl100k id → bias) against the model; every id must be a cl100k token (the caller checks). */
+export function resolveLogitBias(model: LocalNgramModel, bias: Iterable<readonly [number, number]>): LocalLogitBias {
+  const biasTokens: number[] = [];
+  const biasValues: number[] = [];
+  const outsideTokens: number[] = [];
+  for (const [id, value] of bias) {
+    if (value === 0) continue;
+    let index = model.indexOf(id);
+    if (index < 0) {
+      if (value < 0) continue;
+      if (outsideTokens.length === MAX_OUTSIDE_TOKENS) throw new RangeError(`logit_bias lifts more than ${MAX_OUTSIDE_TOKENS} ids outside the model's vocabulary`);
+      index = model.vocabularySize + outsideTokens.length;
+      outsideTokens.push(id);
+    }
+    biasTokens.push(index);
+    biasValues.push(value);
+  }
+  return { biasTokens: Int32Array.from(biasTokens), biasValues: Float64Array.from(biasValues), outsideTokens: Int32Array.from(outsideTokens) };
+}
+
+/** No bias at all. */
+export const NO_LOGIT_BIAS: LocalLogitBias = { biasTokens: new Int32Array(0), biasValues: new Float64Array(0), outsideTokens: new Int32Array(0) };
