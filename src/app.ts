@@ -20,7 +20,7 @@ import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-routes.js';
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createRequestObserver } from './observability/request-observer.js';
+import { createRequestObserver } from './completions/request-observer.js';
 import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
 import { Ledger } from './usage/ledger.js';

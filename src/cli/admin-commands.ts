@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy } from '../storage/types.js';
-import { positiveInteger } from './main.js';
+import { positiveInteger } from './cli-arguments.js';
 import { formatTable } from './format-table.js';
 
 type LoadConfig = () => Config;

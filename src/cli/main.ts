@@ -1,5 +1,5 @@
 /** The `tollgate` command line. Every command reads the same DATABASE_URL as the server. */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config.js';
 import { registerAdminCommands } from './admin-commands.js';
 import { registerServeCommand } from './serve-command.js';
@@ -22,10 +22,4 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`tollgate: ${(error as Error).message}\n`);
     process.exitCode = 1;
   }
-}
-
-export function positiveInteger(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('must be a non-negative integer');
-  return number;
 }

@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js';
 import { attachWorker, CHECKPOINTS_VARIABLE, runPrimary } from '../server/cluster-primary.js';
 import { applyHeapPolicy } from '../server/heap-policy.js';
 import { startServer } from '../server/start-server.js';
-import { positiveInteger } from './main.js';
+import { positiveInteger } from './cli-arguments.js';
 
 export function registerServeCommand(program: Command, loadConfig: () => Config): void {
   program

@@ -15,7 +15,7 @@ import { completionId, GATEWAY_FINGERPRINT } from '../completions/completion-id.
 import { completionJson, toWireUsage, type Completion } from '../completions/completion-objects.js';
 import { outcomeOf, type CompletionPipeline, type CompletionRun } from '../completions/completion-pipeline.js';
 import type { Logger } from '../observability/logger.js';
-import type { RequestObserver } from '../observability/request-observer.js';
+import type { RequestObserver } from '../completions/request-observer.js';
 import { endInOneWrite } from './end-in-one-write.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
 import { GatewayError } from '../errors/gateway-error.js';

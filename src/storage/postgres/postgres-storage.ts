@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { KeyWatchers } from '../key-watchers.js';
-import { randomId } from '../../auth/random-id.js';
+import { randomId } from '../random-id.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery, UsageReport } from '../types.js';
 import {
   rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect,

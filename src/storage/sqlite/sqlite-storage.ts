@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { KeyWatchers } from '../key-watchers.js';
-import { randomId } from '../../auth/random-id.js';
+import { randomId } from '../random-id.js';
 import type {
   Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageQuery, UsageRecord, UsageReport,
 } from '../types.js';

@@ -1,7 +1,7 @@
 /** One log line and the metrics per completion request. Never logs prompts or keys. */
-import type { CompletionRun } from '../completions/completion-pipeline.js';
-import type { Logger } from './logger.js';
-import type { Metrics } from './metrics.js';
+import type { CompletionRun } from './completion-pipeline.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /**
  * The most characters of a client-chosen string (the model name) a log line carries: the same
