@@ -16,18 +16,19 @@ export interface ContentEncodingOptions {
 /** A preParsing hook: the payload as sent, or decoded from gzip or deflate. */
 export function decodeContentEncoding(options: ContentEncodingOptions) {
   const { limitBytes } = options;
-  return async function decodeBody(request: FastifyRequest, reply: FastifyReply, payload: RequestPayload): Promise<RequestPayload> {
+  // Callback style: the common plain body passes without a promise.
+  return function decodeBody(request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
     const header = request.headers['content-encoding'];
-    if (header === undefined || request.is404) return payload;
+    if (header === undefined || request.is404) return done(null, payload);
     const encodings = header.split(',').map((each) => each.trim().toLowerCase()).filter((each) => each !== '' && each !== 'identity');
-    if (encodings.length === 0) return payload;
+    if (encodings.length === 0) return done(null, payload);
     const [encoding] = encodings;
     if (encodings.length > 1 || !(encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate')) {
       // The client may still be sending a body nobody will read.
       reply.header('connection', 'close');
-      throw bodyErrors.unsupportedEncoding(header.trim().slice(0, 64));
+      return done(bodyErrors.unsupportedEncoding(header.trim().slice(0, 64)));
     }
-    return decoded(payload, encoding === 'deflate' ? 'deflate' : 'gzip', limitBytes);
+    done(null, decoded(payload, encoding === 'deflate' ? 'deflate' : 'gzip', limitBytes));
   };
 }
 
