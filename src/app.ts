@@ -75,11 +75,16 @@ export function buildApp(dependencies: AppDependencies): App {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
+  // Node closes only the connections idle when closing begins; one whose last response ends during
+  // the drain would stay open (holding shutdown to its grace period), so idle ones are closed as they appear.
+  let sweep: NodeJS.Timeout | undefined;
   server.addHook('preClose', (done) => {
     closing.closing = true;
+    sweep = setInterval(() => server.server.closeIdleConnections(), 100).unref();
     done();
   });
   server.addHook('onClose', async () => {
+    clearInterval(sweep);
     authenticator.close();
     metrics.close();
   });
