@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 
+/** Whether the server has begun to shut down (set by the app's preClose hook). */
 export interface ClosingState {
   /** True once shutdown has begun. */
   readonly closing: boolean;

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { sendError } from './error-reply.js';
 
+/** What the app needs to answer requests no route serves. */
 export interface UnknownRoutes {
   /** An onRoute hook: remembers the methods of each fixed path. */
   remember(route: RouteOptions): void;
@@ -14,6 +15,7 @@ export interface UnknownRoutes {
   answer(request: FastifyRequest, reply: FastifyReply): FastifyReply;
 }
 
+/** Collects the app's fixed paths as routes are added, then answers 404 or 405 for the rest. */
 export function unknownRoutes(): UnknownRoutes {
   const methodsByPath = new Map<string, Set<string>>();
   return {
