@@ -3,18 +3,21 @@
  * storage and vendors and pass them in.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Authenticator, type Caller } from './auth/authenticate.js';
+import { Authenticator } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
-import { createCompletionsEdge, edgeServerFactory } from './http/completions-edge.js';
-import { CompletionsHandler, headersOf, registerCompletionsRoute } from './http/completions-route.js';
+import { requireApiKey } from './http/api-key-auth.js';
 import { answerClientError } from './http/client-error.js';
-import { toErrorResponse } from './errors/error-mapper.js';
-import { GatewayError } from './errors/gateway-error.js';
-import { corsPolicy, registerCors } from './http/cors.js';
+import { CompletionsHandler, registerCompletionsRoute } from './http/completions-route.js';
+import { decodeContentEncoding } from './http/content-encoding.js';
+import { cors } from './http/cors.js';
+import { sendError } from './http/error-reply.js';
+import { rejectMalformedQuery } from './http/malformed-url.js';
 import { registerModelsRoute } from './http/models-route.js';
 import { registerOpenApiRoute } from './http/openapi-route.js';
-import { requestIdFor } from './http/request-id.js';
+import { refuseWhileClosing } from './http/refuse-while-closing.js';
+import { requestIdFor, requestIdHeader } from './http/request-id.js';
+import { unknownRoutes } from './http/unknown-route.js';
 import { registerUsageRoute } from './http/usage-route.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-routes.js';
@@ -51,10 +54,10 @@ export function buildApp(dependencies: AppDependencies): App {
   const observer = createRequestObserver(logger, metrics);
   const authenticator = new Authenticator(storage, config.keyCacheMs);
   const completions = new CompletionsHandler({ pipeline, config, observer, logger });
-  const edge = createCompletionsEdge({ handler: completions, authenticator, cors: corsPolicy(config.corsOrigins), bodyLimitBytes: config.bodyLimitBytes });
+  const closing = { closing: false };
+  const unknown = unknownRoutes();
 
   const server: FastifyInstance = Fastify({
-    serverFactory: edgeServerFactory(edge),
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     genReqId: requestIdFor,
@@ -65,42 +68,40 @@ export function buildApp(dependencies: AppDependencies): App {
     // Slowloris: a connection that never finishes its headers is dropped (Node checks about every second).
     http: { headersTimeout: config.headersTimeoutMs ?? 20_000, connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs ?? 20_000) },
     clientErrorHandler: answerClientError,
+    // A bad percent-escape in the path, found by the router before any hook runs.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id)),
     keepAliveTimeout: 65_000,
-    return503OnClosing: true,
+    // Requests that still arrive while the server drains get our own 503 (refuseWhileClosing).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
-  }) as unknown as FastifyInstance;
+  });
+  // Node closes only the connections idle when closing begins; one whose last response ends during
+  // the drain would stay open (holding shutdown to its grace period), so idle ones are closed as they appear.
+  let sweep: NodeJS.Timeout | undefined;
   server.addHook('preClose', (done) => {
-    edge.close();
+    closing.closing = true;
+    sweep = setInterval(() => server.server.closeIdleConnections(), 100).unref();
     done();
   });
   server.addHook('onClose', async () => {
+    clearInterval(sweep);
     authenticator.close();
     metrics.close();
   });
   server.decorateRequest('caller', null);
+  // JSON is the only body the gateway reads: any other content type gets a 415.
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
 
-  server.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-  registerCors(server, config.corsOrigins);
-
-  server.setErrorHandler(async (error, request, reply) => {
-    // An authenticated completion whose body fastify could not read: the handler records and answers it.
-    if (request.caller && request.routeOptions.url === '/v5/completions') {
-      reply.hijack();
-      return completions.refuse(reply.raw, { requestId: request.id, caller: request.caller, headers: headersOf(reply) }, error);
-    }
-    const mapped = toErrorResponse(error);
-    if (mapped.status >= 500 && !(error instanceof GatewayError)) request.log.error({ err: error, requestId: request.id }, 'unhandled error');
-    return reply.status(mapped.status).headers(mapped.headers).send(mapped.body);
-  });
-
-  server.setNotFoundHandler(async (request, reply) => {
-    const error = new GatewayError(`No route for ${request.method} ${request.url.split('?')[0]}.`, { status: 404, type: 'not_found_error', code: 'route_not_found' });
-    const mapped = toErrorResponse(error);
-    return reply.status(404).headers(mapped.headers).send(mapped.body);
-  });
+  server.addHook('onRoute', (route) => unknown.remember(route));
+  server.addHook('onRequest', requestIdHeader());
+  const corsHook = cors({ origins: config.corsOrigins });
+  if (corsHook) server.addHook('onRequest', corsHook);
+  server.addHook('onRequest', refuseWhileClosing(closing));
+  server.addHook('onRequest', rejectMalformedQuery());
+  server.addHook('preParsing', decodeContentEncoding({ limitBytes: config.bodyLimitBytes }));
+  server.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  server.setNotFoundHandler((request, reply) => unknown.answer(request, reply));
 
   server.get('/health', async () => ({ status: 'ok' }));
   server.get('/ready', async (_request, reply) => {
@@ -118,25 +119,7 @@ export function buildApp(dependencies: AppDependencies): App {
   registerOpenApiRoute(server);
 
   server.register(async (v5) => {
-    // Callback style: a cached key is checked without a promise.
-    v5.addHook('onRequest', (request, _reply, done) => {
-      let result: Caller | Promise<Caller>;
-      try {
-        result = authenticator.authenticate(request.headers as Record<string, string | undefined>);
-      } catch (error) {
-        done(error as Error);
-        return;
-      }
-      if (result instanceof Promise) {
-        result.then((caller) => {
-          request.caller = caller;
-          done();
-        }, done);
-        return;
-      }
-      request.caller = result;
-      done();
-    });
+    v5.addHook('onRequest', requireApiKey({ authenticator }));
     registerCompletionsRoute(v5, completions);
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);

@@ -8,10 +8,11 @@ export interface Caller {
   keyId: string;
 }
 
+/** The request headers auth reads; Node's incoming headers fit as they are (a repeated header is an array and is ignored). */
 export interface AuthHeaders {
   authorization?: string;
-  'x-api-key'?: string;
-  'x-selected-account-id'?: string;
+  'x-api-key'?: string | string[];
+  'x-selected-account-id'?: string | string[];
 }
 
 const unauthorized = (message: string) =>

@@ -1,4 +1,4 @@
-import { bodyErrors, GatewayError } from './gateway-error.js';
+import { bodyErrors, GatewayError, malformedUrl } from './gateway-error.js';
 
 /** The OpenAI error wire shape. */
 export interface ErrorBody {
@@ -25,7 +25,8 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof GatewayError) {
     return {
       status: error.status,
-      headers: retryHeaders(error.status, error.headers),
+      // SGP and OpenAI clients retry 408/409/429/5xx unless told otherwise: the error says whether a retry can help.
+      headers: { 'x-should-retry': error.retryable ? 'true' : 'false', ...error.headers },
       body: { error: { message: error.message, type: error.type, param: error.param, code: error.code } },
     };
   }
@@ -37,13 +38,6 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     headers: {},
     body: { error: { message: 'The gateway hit an internal error.', type: 'server_error', param: null, code: 'internal_error' } },
   };
-}
-
-function retryHeaders(status: number, headers: Record<string, string>): Record<string, string> {
-  // SGP and OpenAI clients retry on 408/409/429/5xx; say so explicitly so client behaviour is deliberate.
-  if ('x-should-retry' in headers) return headers;
-  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-  return Object.assign({ 'x-should-retry': retryable ? 'true' : 'false' }, headers);
 }
 
 function mapFrameworkError(error: FrameworkError): GatewayError | null {
@@ -59,6 +53,8 @@ function mapFrameworkError(error: FrameworkError): GatewayError | null {
       return bodyErrors.lengthMismatch();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return bodyErrors.invalidJson();
+    case 'FST_ERR_BAD_URL':
+      return malformedUrl();
     default:
       break;
   }

@@ -21,7 +21,14 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** Extra response headers, for example `retry-after`. */
   headers?: Record<string, string>;
+  /** Whether the same request can succeed if sent again later (`x-should-retry`); default: by status, see `retryableStatus`. */
+  retryable?: boolean;
   cause?: unknown;
+}
+
+/** The default retry signal: what SDKs retry on their own (408, 409, 429 and 5xx). */
+export function retryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 export class GatewayError extends Error {
@@ -30,6 +37,8 @@ export class GatewayError extends Error {
   readonly code: string | null;
   readonly param: string | null;
   readonly headers: Record<string, string>;
+  /** Whether the same request can succeed if sent again later; the client is told in `x-should-retry`. */
+  readonly retryable: boolean;
 
   constructor(message: string, options: GatewayErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -39,6 +48,7 @@ export class GatewayError extends Error {
     this.code = options.code ?? null;
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
+    this.retryable = options.retryable ?? retryableStatus(options.status);
   }
 }
 
@@ -67,10 +77,24 @@ export function storageUnavailable(cause: unknown): GatewayError {
   });
 }
 
+/** A path or query with a `%` that does not start a valid percent-escape. */
+export function malformedUrl(): GatewayError {
+  return new GatewayError("The request URL is malformed: every '%' must start a percent-escape such as '%20'.", {
+    status: 400, type: 'invalid_request_error', code: 'invalid_url',
+  });
+}
+
 /** Why a request body could not be read as JSON (the same errors whichever layer read it). */
 export const bodyErrors = {
-  unsupportedMediaType: () => new GatewayError("Unsupported content type: send 'application/json'.", {
+  unsupportedMediaType: () => new GatewayError("Unsupported content type: send the body as JSON with 'Content-Type: application/json'.", {
     status: 415, type: 'invalid_request_error', code: 'unsupported_media_type',
+  }),
+  unsupportedEncoding: (encoding: string) => new GatewayError(`Unsupported Content-Encoding '${encoding}': send the body as gzip, deflate or identity.`, {
+    status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding',
+  }),
+  /** The body claims an encoding its bytes do not follow (a broken gzip stream). */
+  undecodable: (encoding: string, cause: Error) => new GatewayError(`The request body is not valid ${encoding} data.`, {
+    status: 400, type: 'invalid_request_error', code: 'invalid_content_encoding', cause,
   }),
   tooLarge: () => new GatewayError('The request body is larger than the gateway accepts.', {
     status: 413, type: 'invalid_request_error', code: 'request_too_large',

@@ -7,7 +7,10 @@ export interface VendorErrorOptions {
   type?: ErrorType;
   code?: string | null;
   param?: string | null;
-  /** Whether the gateway may retry or fall back (only before output reached the client). */
+  /**
+   * Whether the same request can succeed later: the gateway may then retry or fall back (only
+   * before output reached the client), and the client is told so in `x-should-retry`.
+   */
   retryable: boolean;
   /** The HTTP status the upstream answered, when it answered. */
   upstreamStatus?: number | null;
@@ -19,7 +22,6 @@ export interface VendorErrorOptions {
 /** An upstream failure. The message names the vendor and never contains a vendor key. */
 export class VendorError extends GatewayError {
   readonly vendor: string;
-  readonly retryable: boolean;
   readonly upstreamStatus: number | null;
   readonly retryAfterSeconds: number | null;
 
@@ -32,11 +34,11 @@ export class VendorError extends GatewayError {
       code: options.code ?? null,
       param: options.param ?? null,
       headers,
+      retryable: options.retryable,
       cause: options.cause,
     });
     this.name = 'VendorError';
     this.vendor = options.vendor;
-    this.retryable = options.retryable;
     this.upstreamStatus = options.upstreamStatus ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds ?? null;
   }

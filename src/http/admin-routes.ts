@@ -2,14 +2,13 @@
  * Admin endpoints behind TOLLGATE_ADMIN_KEY: any account's usage, accounts, keys, budgets and
  * limits. Without the admin key configured they do not exist (404).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { generateKey } from '../auth/api-keys.js';
-import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
+import { requireAdminKey } from './admin-key.js';
 import { parseUsageQuery, usageToCsv, usageToJson } from './usage-route.js';
 
 export interface AdminRouteOptions {
@@ -47,19 +46,10 @@ function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
 
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
   const { config, storage, onPolicyChange } = options;
-  if (!config.adminKey) return;
-  const expected = createHash('sha256').update(config.adminKey).digest();
-
-  const requireAdmin = async (request: FastifyRequest) => {
-    const presented = presentedKey(request.headers as Record<string, string | undefined>);
-    const digest = createHash('sha256').update(presented ?? '').digest();
-    if (!presented || !timingSafeEqual(digest, expected)) {
-      throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
-    }
-  };
-
+  const adminKey = config.adminKey;
+  if (!adminKey) return;
   app.register(async (admin) => {
-    admin.addHook('onRequest', requireAdmin);
+    admin.addHook('onRequest', requireAdminKey({ adminKey }));
 
     admin.get('/admin/accounts', async () => ({ object: 'list', data: await storage.listAccounts() }));
     admin.post('/admin/accounts', async (request, reply) => {

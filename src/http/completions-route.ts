@@ -1,12 +1,11 @@
 /**
  * POST /v5/completions: renders a CompletionRun as one JSON object or as server-sent events, on
- * the raw Node response. completions-edge.ts feeds it every plain JSON request straight from the
- * HTTP server; fastify's route (registered here) feeds it the rest, so both answer the same way.
+ * the raw Node response of fastify's route (registered here, behind the shared middleware).
  * `serve` never throws: every failure becomes the response and, for an authenticated caller,
  * exactly one ledger record.
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import { ChoiceAccumulator } from '../completions/choice-accumulator.js';
@@ -19,7 +18,9 @@ import type { RequestObserver } from '../completions/request-observer.js';
 import { endInOneWrite } from './end-in-one-write.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { callerOf } from './api-key-auth.js';
 import { ClientCancel } from './client-cancel.js';
+import { sendError } from './error-reply.js';
 import { SseWriter } from './sse-writer.js';
 import './fastify-types.js';
 
@@ -185,16 +186,28 @@ export class CompletionsHandler {
   }
 }
 
-/** fastify's route, for what the edge leaves to fastify (other content types, no body). */
+/** The route: fastify's middleware has set the request id, CORS headers and caller, and read the body. */
 export function registerCompletionsRoute(app: FastifyInstance, handler: CompletionsHandler): void {
-  app.post('/v5/completions', (request, reply) => {
+  app.post('/v5/completions', {
+    // An authenticated request refused before the handler (a body that cannot be read) still gets its one ledger record.
+    errorHandler: (error, request, reply) => {
+      if (request.caller === null) return sendError(error, request, reply);
+      reply.hijack();
+      return handler.refuse(reply.raw, contextOf(request, reply, request.caller), error);
+    },
+  }, (request, reply) => {
+    const context = contextOf(request, reply, callerOf(request));
     reply.hijack();
-    return handler.serve(reply.raw, { requestId: request.id, caller: request.caller!, headers: headersOf(reply) }, request.body);
+    return handler.serve(reply.raw, context, request.body);
   });
 }
 
-/** The headers fastify's hooks set on a reply (request id, CORS, `connection: close` after a body error), as our own object. */
-export function headersOf(reply: FastifyReply): Record<string, string> {
+function contextOf(request: FastifyRequest, reply: FastifyReply, caller: Caller): CompletionContext {
+  return { requestId: request.id, caller, headers: headersOf(reply) };
+}
+
+/** The headers the middleware set on a reply (request id, CORS, `connection: close` after a body error), as our own object. */
+function headersOf(reply: FastifyReply): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value);
   return headers;

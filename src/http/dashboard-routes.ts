@@ -5,19 +5,18 @@
  * endpoints live under /v5/dashboard (the caller's own account only); the admin equivalents under
  * /admin/dashboard take any account and exist only when TOLLGATE_ADMIN_KEY is set.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage, UsageGroup, UsageRecord, UsageTotals } from '../storage/types.js';
 import { periodWindow } from '../usage/budget-periods.js';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
-import './fastify-types.js';
+import { requireAdminKey } from './admin-key.js';
+import { callerOf } from './api-key-auth.js';
 
 export interface DashboardApiOptions {
   storage: Storage;
@@ -166,14 +165,14 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
 export function registerDashboardApi(v5: FastifyInstance, options: DashboardApiOptions): void {
   const { storage } = options;
   const own = (request: FastifyRequest, accountId: string | undefined) => {
-    const caller = request.caller!.account.id;
+    const caller = callerOf(request).account.id;
     if (accountId !== undefined && accountId !== caller) {
       throw new GatewayError("'account_id' must be your own account; use the admin dashboard for others.", { status: 403, type: 'permission_error', param: 'account_id', code: 'account_mismatch' });
     }
     return caller;
   };
   v5.get('/v5/dashboard/me', async (request) => {
-    const { account, keyId } = request.caller!;
+    const { account, keyId } = callerOf(request);
     return { object: 'caller', account: { id: account.id, name: account.name, created_at: account.createdAt }, key_id: keyId };
   });
   v5.get('/v5/dashboard/recent', async (request) => {
@@ -192,30 +191,18 @@ export function registerDashboardApi(v5: FastifyInstance, options: DashboardApiO
 
 // ---------------------------------------------------------------- admin API and static files
 
-/** An onRequest hook that admits only the admin key (constant-time compare of SHA-256 digests). */
-export function adminKeyGuard(adminKey: string) {
-  const expected = createHash('sha256').update(adminKey).digest();
-  return async function requireAdminKey(request: FastifyRequest): Promise<void> {
-    const presented = presentedKey(request.headers as Record<string, string | undefined>);
-    const digest = createHash('sha256').update(presented ?? '').digest();
-    if (!presented || !timingSafeEqual(digest, expected)) {
-      throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
-    }
-  };
-}
-
 export function registerDashboardRoutes(app: FastifyInstance, options: DashboardRouteOptions): void {
   const { storage, config } = options;
   registerStaticUi(app, options.uiDir ?? defaultUiDir());
-  if (!config.adminKey) return;
-  const guard = adminKeyGuard(config.adminKey);
+  const adminKey = config.adminKey;
+  if (!adminKey) return;
 
   const knownAccount = async (accountId: string | undefined) => {
     if (accountId !== undefined && !(await storage.getAccount(accountId))) throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
     return accountId;
   };
   app.register(async (admin) => {
-    admin.addHook('onRequest', guard);
+    admin.addHook('onRequest', requireAdminKey({ adminKey }));
     admin.get('/admin/dashboard/accounts', async () => {
       const accounts = await storage.listAccounts();
       return { object: 'list', data: accounts.map((account) => ({ id: account.id, name: account.name, created_at: account.createdAt })) };
@@ -287,6 +274,8 @@ function registerStaticUi(app: FastifyInstance, uiDir: string): void {
     return reply.redirect(to + query, 301);
   };
 
+  // A person opening the gateway's address lands on the dashboard; 302, as the root may serve more one day.
+  app.get('/', async (_request, reply) => reply.redirect('/dashboard/', 302));
   app.get('/dashboard', redirect('/dashboard/'));
   app.get('/playground', redirect('/playground/'));
   app.get('/dashboard/*', async (request, reply) => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
 import { invalidRequest, storageUnavailable } from '../errors/gateway-error.js';
-import './fastify-types.js';
+import { callerOf } from './api-key-auth.js';
 
 const isoInstant = (param: string) =>
   z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` });
@@ -75,7 +75,7 @@ export function usageToJson(accountId: string | null, query: ParsedUsageQuery, r
 export function registerUsageRoute(app: FastifyInstance, storage: Storage): void {
   app.get('/v5/usage', async (request, reply) => {
     const query = parseUsageQuery(request.query);
-    const accountId = request.caller!.account.id;
+    const accountId = callerOf(request).account.id;
     const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy })
       .catch((error: unknown) => { throw storageUnavailable(error); });
     if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));

@@ -99,13 +99,20 @@ export class QuotaAdmission implements Admission {
 
   private refusal(entry: Reserved, value: number, wanted: number, now: number): GatewayError {
     if (entry.kind === 'budget') {
-      const endsAt = entry.item.expiresAt;
-      const remaining = Math.max(0, entry.item.limit - value);
+      const { limit, expiresAt } = entry.item;
+      const remaining = Math.max(0, limit - value);
+      // Waiting helps only when the budget resets and this request fits a whole period of it.
+      if (expiresAt === null || wanted > limit) {
+        const why = wanted > limit ? `more than the whole budget of ${limit} tokens, so it can never pass` : `but the total budget, which never resets, has ${remaining} of ${limit} left`;
+        return new GatewayError(`This request could use up to ${wanted} tokens, ${why}. Lower max_tokens, n or best_of, or raise the budget.`, {
+          status: 429, type: 'insufficient_quota', code: 'insufficient_quota', retryable: false,
+        });
+      }
       return new GatewayError(
-        `This request could use up to ${wanted} tokens, but the token budget has ${remaining} of ${entry.item.limit} left for this period. Lower max_tokens, n or best_of, or raise the budget.`,
+        `This request could use up to ${wanted} tokens, but the token budget has ${remaining} of ${limit} left for this period. Lower max_tokens, n or best_of, or raise the budget.`,
         {
-          status: 429, type: 'insufficient_quota', code: 'insufficient_quota',
-          headers: { 'x-should-retry': 'false', ...(endsAt ? { 'retry-after': String(Math.ceil((endsAt - now) / 1000)) } : {}) },
+          status: 429, type: 'insufficient_quota', code: 'insufficient_quota', retryable: true,
+          headers: { 'retry-after': String(Math.max(1, Math.ceil((expiresAt - now) / 1000))) },
         },
       );
     }
@@ -116,7 +123,7 @@ export class QuotaAdmission implements Admission {
     const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs! / 1000));
     return new GatewayError(`Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`, {
       status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded',
-      headers: { 'retry-after': String(retrySeconds), 'x-should-retry': 'true', ...rateHeaders },
+      retryable: true, headers: { 'retry-after': String(retrySeconds), ...rateHeaders },
     });
   }
 
@@ -132,8 +139,8 @@ function neverPasses(entry: Reserved): GatewayError {
     : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
   const what = entry.kind === 'requests' ? 'requests' : 'tokens';
   return new GatewayError(message, {
-    status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded',
-    headers: { 'x-should-retry': 'false', [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: '0' },
+    status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', retryable: false,
+    headers: { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: '0' },
   });
 }
 
