@@ -8,7 +8,7 @@ import type { Config } from './config/config.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
 import { requireApiKey } from './http/api-key-auth.js';
 import { answerClientError } from './http/client-error.js';
-import { CompletionsHandler, registerCompletionsRoute } from './http/completions-route.js';
+import { registerCompletionsRoute } from './http/completions-route.js';
 import { decodeContentEncoding } from './http/content-encoding.js';
 import { cors } from './http/cors.js';
 import { sendError } from './http/error-reply.js';
@@ -24,6 +24,7 @@ import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRequestObserver } from './completions/request-observer.js';
+import { RunRecorder } from './completions/run-recorder.js';
 import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
 import { Ledger } from './usage/ledger.js';
@@ -50,10 +51,9 @@ export function buildApp(dependencies: AppDependencies): App {
   const { config, storage, registry, admission, logger } = dependencies;
   const metrics = dependencies.metrics ?? createMetrics();
   const ledger = new Ledger(storage, logger, { onWrite: (seconds) => metrics.ledgerWrite.observe(seconds) });
-  const pipeline = new CompletionPipeline({ config, registry, admission, ledger, storage });
-  const observer = createRequestObserver(logger, metrics);
+  const recorder = new RunRecorder(ledger, createRequestObserver(logger, metrics));
+  const pipeline = new CompletionPipeline({ config, registry, admission, recorder });
   const authenticator = new Authenticator(storage, config.keyCacheMs);
-  const completions = new CompletionsHandler({ pipeline, config, observer, logger });
   const closing = { closing: false };
   const unknown = unknownRoutes();
 
@@ -120,7 +120,7 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.register(async (v5) => {
     v5.addHook('onRequest', requireApiKey({ authenticator }));
-    registerCompletionsRoute(v5, completions);
+    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
     registerDashboardApi(v5, { storage });

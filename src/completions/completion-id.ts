@@ -1,31 +1,13 @@
 import { randomBytes } from 'node:crypto';
 
-const POOL_SIZE = 18 * 512;
-let pool = randomBytes(POOL_SIZE);
-let offset = 0;
-let clockMs = 0;
-let clockText = '';
-
 /**
  * `cmpl-` + the creation time (8 base-36 digits of epoch milliseconds, which sort as text) + 24
  * unguessable characters (144 random bits). It is also the ledger's request id: ids that grow with
  * time land next to each other in the ledger's index, so a batch of inserts touches one page
- * instead of one random page each (measured: about 40% less CPU per insert).
+ * instead of one random page each.
  */
 export function completionId(): string {
-  // One CSPRNG call per 512 ids instead of one per request.
-  if (offset + 18 > POOL_SIZE) {
-    pool = randomBytes(POOL_SIZE);
-    offset = 0;
-  }
-  const random = pool.toString('base64url', offset, offset + 18);
-  offset += 18;
-  const now = Date.now();
-  if (now !== clockMs) {
-    clockMs = now;
-    clockText = now.toString(36).padStart(8, '0');
-  }
-  return `cmpl-${clockText}${random}`;
+  return `cmpl-${Date.now().toString(36).padStart(8, '0')}${randomBytes(18).toString('base64url')}`;
 }
 
 /** Identifies the gateway build in `system_fingerprint` when the vendor gives none. */

@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import { invalidRequest, type GatewayError } from '../errors/gateway-error.js';
 import type { GenerationRequest, PromptInput } from '../vendors/types.js';
 import { completionRequestSchema, parameterMessages, type CompletionRequestBody } from './completion-request-schema.js';
-import { isPlainCompletionRequest } from './plain-completion-request.js';
 
 export interface ParsedCompletionRequest {
   /** `model` exactly as the caller wrote it. */
@@ -16,7 +15,7 @@ export interface ParsedCompletionRequest {
 }
 
 export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
-  const request = isPlainCompletionRequest(body) ? (body as CompletionRequestBody) : validated(body);
+  const request = validated(body);
   checkCombinations(request);
   const stream = request.stream === true;
   return {

@@ -1,62 +1,44 @@
-/** One log line and the metrics per completion request. Never logs prompts or keys. */
-import type { CompletionRun } from './completion-pipeline.js';
+/** One log line and the metrics per completion request, from its ledger record. Never logs prompts or keys. */
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-
-/**
- * The most characters of a client-chosen string (the model name) a log line carries: the same
- * first 200 the ledger keeps, so a 100 KB model name never becomes a 100 KB log line.
- */
-export const LOGGED_TEXT_LIMIT = 200;
+import type { UsageRecord } from '../storage/types.js';
 
 export interface RequestObserver {
-  started(run: CompletionRun): void;
-  finished(run: CompletionRun, status: number): void;
+  /** A request was admitted (or refused) and will be recorded; streams count as open until then. */
+  started(stream: boolean): void;
+  /** The request's record (already cut to the ledger's bounds) and what only the log line carries. */
+  finished(record: UsageRecord, requestId: string, stream: boolean, overheadSeconds: number | null): void;
 }
 
 export function createRequestObserver(logger: Logger, metrics: Metrics): RequestObserver {
-  // A flag on the run, not a WeakSet of runs: collections keyed by the request kept whole
-  // requests alive through young-generation GCs.
   return {
-    started(run) {
-      if (run.parsed?.stream) {
-        run.countedAsStream = true;
-        metrics.inFlightStreams.inc();
-      }
+    started(stream) {
+      if (stream) metrics.inFlightStreams.inc();
     },
-    finished(run, status) {
-      if (run.countedAsStream) {
-        run.countedAsStream = false;
-        metrics.inFlightStreams.dec();
-      }
-      const vendor = run.target?.resolved.adapter.name ?? 'none';
-      const model = run.parsed?.model ?? 'unknown';
-      const modelLabel = metrics.modelLabel(model);
-      const seconds = (performance.now() - run.startedAt) / 1000;
-      const stream = run.parsed?.stream ?? false;
-      metrics.requests.labels(vendor, modelLabel, String(status)).inc();
-      metrics.latency.labels(vendor, stream ? 'true' : 'false').observe(seconds);
-      if (run.meter.firstTokenAt !== null) metrics.timeToFirstByte.labels(vendor).observe(run.meter.firstTokenAt / 1000);
-      if (run.generationStartedAt !== null) metrics.gatewayOverhead.observe((run.generationStartedAt - run.startedAt) / 1000);
-      const usage = run.settledUsage;
-      if (usage) {
-        metrics.tokens.labels(run.caller.account.id, modelLabel, 'prompt').inc(usage.promptTokens);
-        metrics.tokens.labels(run.caller.account.id, modelLabel, 'completion').inc(usage.completionTokens);
-      }
+    finished(record, requestId, stream, overheadSeconds) {
+      if (stream) metrics.inFlightStreams.dec();
+      const vendor = record.vendor ?? 'none';
+      const modelLabel = metrics.modelLabel(record.model);
+      metrics.requests.labels(vendor, modelLabel, String(record.status)).inc();
+      metrics.latency.labels(vendor, String(stream)).observe(record.latencyMs / 1000);
+      if (record.ttftMs !== null) metrics.timeToFirstByte.labels(vendor).observe(record.ttftMs / 1000);
+      if (overheadSeconds !== null) metrics.gatewayOverhead.observe(overheadSeconds);
+      metrics.tokens.labels(record.accountId, modelLabel, 'prompt').inc(record.promptTokens);
+      metrics.tokens.labels(record.accountId, modelLabel, 'completion').inc(record.completionTokens);
       logger.info({
-        requestId: run.requestId,
-        completionId: run.completionId,
-        account: run.caller.account.id,
-        keyId: run.caller.keyId,
-        model: model.length > LOGGED_TEXT_LIMIT ? model.slice(0, LOGGED_TEXT_LIMIT) : model,
+        requestId,
+        completionId: record.requestId,
+        account: record.accountId,
+        keyId: record.keyId,
+        model: record.model,
         vendor,
         stream,
-        status,
-        promptTokens: usage?.promptTokens ?? 0,
-        completionTokens: usage?.completionTokens ?? 0,
-        estimated: usage?.estimated ?? false,
-        latencyMs: tenths(seconds * 1000),
-        ttftMs: run.meter.firstTokenAt === null ? null : tenths(run.meter.firstTokenAt),
+        status: record.status,
+        promptTokens: record.promptTokens,
+        completionTokens: record.completionTokens,
+        estimated: record.estimated,
+        latencyMs: tenths(record.latencyMs),
+        ttftMs: record.ttftMs === null ? null : tenths(record.ttftMs),
       }, 'completion');
     },
   };

@@ -1,0 +1,202 @@
+/**
+ * One admitted request, from its first upstream call to its one ledger record. It yields what the
+ * route renders: the whole `Completion` (`complete`) or its stream chunks (`chunks`), and records
+ * the request once, however it ends: success, a vendor error before or after output, a client
+ * cancel. A failure before admission never becomes a run (see CompletionPipeline.start).
+ */
+import type { Caller } from '../auth/authenticate.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { AdmissionTicket } from '../usage/admission.js';
+import type { StreamPart } from '../vendors/types.js';
+import { ChoiceAccumulator } from './choice-accumulator.js';
+import { GATEWAY_FINGERPRINT } from './completion-id.js';
+import { toWireUsage, type ChoiceLogprobs, type Completion } from './completion-objects.js';
+import type { CompletionTarget, RunIds } from './completion-target.js';
+import { generate } from './generation.js';
+import type { ParsedCompletionRequest } from './parse-completion-request.js';
+import type { RunEnd, RunRecorder } from './run-recorder.js';
+import { UsageMeter, type MeteredUsage } from './usage-meter.js';
+
+/** What a run needs from the pipeline that started it. */
+export interface RunSetup {
+  ids: RunIds;
+  caller: Caller;
+  parsed: ParsedCompletionRequest;
+  /** The first target, then the alias's fallbacks in order. */
+  targets: CompletionTarget[];
+  /** Prepares a fallback target; throws when that model cannot honour the request. */
+  prepareFallback: (model: string) => CompletionTarget;
+  fallbackModels: string[];
+  ticket: AdmissionTicket;
+  recorder: RunRecorder;
+  startedAt: number;
+}
+
+export class CompletionRun {
+  readonly ids: RunIds;
+  readonly caller: Caller;
+  readonly parsed: ParsedCompletionRequest;
+  /** Headers the answer carries: the rate-limit state and what the gateway emulated. */
+  readonly headers: Record<string, string>;
+  private target: CompletionTarget;
+  private readonly setup: RunSetup;
+  private readonly meter: UsageMeter;
+  private generationStartedAt: number | null = null;
+  private recorded = false;
+
+  constructor(setup: RunSetup) {
+    this.setup = setup;
+    this.ids = setup.ids;
+    this.caller = setup.caller;
+    this.parsed = setup.parsed;
+    this.target = setup.targets[0];
+    this.meter = new UsageMeter(setup.startedAt);
+    this.headers = { ...setup.ticket.headers };
+    if (this.target.plan.emulated.length > 0) this.headers['x-tollgate-emulated'] = this.target.plan.emulated.join(',');
+  }
+
+  /** The whole answer, once the ledger recorded it. Throws (after recording) when the request fails or is cancelled. */
+  async complete(signal: AbortSignal): Promise<Completion> {
+    const accumulator = new ChoiceAccumulator(this.choiceCount, this.target.request.logprobs !== null);
+    let fingerprint: string | null = null;
+    try {
+      for await (const batch of this.generate(signal)) {
+        for (const part of batch) {
+          if (part.type === 'text-delta') accumulator.addText(part);
+          else if (part.type === 'finish') accumulator.finish(part.choice, part.finishReason);
+          else if (part.systemFingerprint) fingerprint = part.systemFingerprint;
+        }
+      }
+      if (signal.aborted) throw signal.reason;
+    } catch (error) {
+      await this.recordFailure(error, signal.aborted);
+      throw error;
+    }
+    const usage = await this.recordSuccess();
+    return {
+      id: this.ids.completionId,
+      object: 'text_completion',
+      created: Math.floor(Date.now() / 1000),
+      model: this.parsed.model,
+      system_fingerprint: fingerprint ?? GATEWAY_FINGERPRINT,
+      choices: accumulator.toChoices(),
+      usage: toWireUsage(usage),
+    };
+  }
+
+  /**
+   * The stream's chunks, a batch per read of the model's output. The last batch (choices the vendor
+   * left unfinished, and the usage chunk when asked for) comes once the ledger recorded the request.
+   * Throws (after recording) when the request fails; a cancel ends it quietly.
+   */
+  async *chunks(signal: AbortSignal): AsyncGenerator<Completion[]> {
+    const accumulator = new ChoiceAccumulator(this.choiceCount, this.target.request.logprobs !== null, false);
+    const created = Math.floor(Date.now() / 1000);
+    let fingerprint = GATEWAY_FINGERPRINT;
+    const chunk = (index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: Completion['choices'][number]['finish_reason']): Completion => ({
+      id: this.ids.completionId,
+      object: 'text_completion',
+      created,
+      choices: [{ text, index, logprobs, finish_reason: finishReason }],
+      model: this.parsed.model,
+      system_fingerprint: fingerprint,
+      ...(this.parsed.includeUsage ? { usage: null } : {}),
+    });
+    let readToEnd = false;
+    try {
+      for await (const batch of this.generate(signal)) {
+        const out: Completion[] = [];
+        for (const part of batch) {
+          if (part.type === 'text-delta') out.push(chunk(part.choice, part.text, accumulator.addText(part), null));
+          else if (part.type === 'finish') {
+            accumulator.finish(part.choice, part.finishReason);
+            out.push(chunk(part.choice, '', null, part.finishReason));
+          } else if (part.systemFingerprint) fingerprint = part.systemFingerprint;
+        }
+        if (out.length > 0) yield out;
+      }
+      if (signal.aborted) throw signal.reason;
+      readToEnd = true;
+    } catch (error) {
+      await this.recordFailure(error, signal.aborted);
+      if (signal.aborted) return;
+      throw error;
+    } finally {
+      // The consumer stopped reading early (its client went away): the request ends as cancelled.
+      if (!readToEnd) await this.recordFailure(null, true);
+    }
+    const closing: Completion[] = [];
+    for (let index = 0; index < accumulator.count; index++) {
+      if (!accumulator.isFinished(index)) closing.push(chunk(index, '', null, 'stop'));
+    }
+    const usage = await this.recordSuccess();
+    if (this.parsed.includeUsage) closing.push({ ...chunk(0, '', null, null), choices: [], usage: toWireUsage(usage) });
+    yield closing;
+  }
+
+  private get choiceCount(): number {
+    return this.target.request.prompts.length * this.target.request.n;
+  }
+
+  /** The current target's parts, moving to the next fallback while a failure before output allows it; every batch metered. */
+  private generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+    this.generationStartedAt = performance.now();
+    return generate({
+      signal,
+      meter: this.meter,
+      completionId: this.ids.completionId,
+      target: () => this.target,
+      fallBack: () => this.nextFallback(),
+    });
+  }
+
+  private nextFallback(): boolean {
+    const models = this.setup.fallbackModels;
+    while (models.length > 0) {
+      const model = models.shift();
+      if (model === undefined) break;
+      try {
+        this.target = this.setup.prepareFallback(model);
+        return true;
+      } catch {
+        // A fallback that cannot honour this request is skipped, never used half-way.
+      }
+    }
+    return false;
+  }
+
+  private async recordSuccess(): Promise<MeteredUsage> {
+    return this.record({ kind: 'success' });
+  }
+
+  private async recordFailure(error: unknown, cancelled: boolean): Promise<void> {
+    if (this.recorded) return;
+    try {
+      await this.record(cancelled ? { kind: 'cancelled' } : { kind: 'failed', error });
+    } catch {
+      // The ledger already logged its failure; the client gets the original error (or is gone).
+    }
+  }
+
+  /** The one ledger record of this run, with the settled usage; throws a 503 when the ledger cannot record a success. */
+  private async record(end: RunEnd): Promise<MeteredUsage> {
+    if (this.recorded) throw new GatewayError('A completion run was recorded twice.', { status: 500, type: 'server_error', code: 'internal_error' });
+    this.recorded = true;
+    const request = this.target.request;
+    const usage = this.meter.settle(this.target.resolved.model, request.prompts, request.echo, request.n);
+    await this.setup.ticket.settle(usage.promptTokens + usage.completionTokens);
+    await this.setup.recorder.record({
+      ids: this.ids,
+      caller: this.caller,
+      model: this.parsed.model,
+      vendor: this.target.resolved.adapter.name,
+      stream: this.parsed.stream,
+      usage,
+      end,
+      startedAt: this.setup.startedAt,
+      firstTokenAt: this.meter.firstTokenAt,
+      generationStartedAt: this.generationStartedAt,
+    });
+    return usage;
+  }
+}
