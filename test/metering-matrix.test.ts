@@ -254,6 +254,36 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
         assertMetered(withoutUsage, estimate(vendor().model, ' Hello'));
       });
 
+      test(`${mode}, a list of two prompts: what every upstream call billed`, async () => {
+        const prompts = [prompt, 'A second prompt'];
+        if (vendor().nativeN) vendor().mock.reply(reply({ texts: ['One', 'Two'], usage: { prompt: 12, completion: 2 } }));
+        else vendor().mock.reply(reply({ texts: ['One'], usage: billed }), reply({ texts: ['Two'], usage: { prompt: 5, completion: 3 } }));
+        const outcome = await send({ model: vendor().model, prompt: prompts, max_tokens: 8, stream });
+        assert.equal(outcome.status, 200);
+        assert.equal(outcome.texts.length, 2);
+        assertMetered(outcome, vendor().nativeN ? exact({ prompt: 12, completion: 2 }) : exact({ prompt: 12, completion: 6 }));
+      });
+
+      if (name === 'openai') {
+        test(`${mode}, token prompt echoed, no usage: the estimate counts the prompt's tokens once, not as completion`, async () => {
+          const tokens = [464, 1614, 315, 279];
+          vendor().mock.reply(reply({ texts: ['The state of the Hello'], usage: null }));
+          const outcome = await send({ model: vendor().model, prompt: tokens, max_tokens: 8, echo: true, stream });
+          assert.equal(outcome.status, 200);
+          const completion = Math.max(0, countTokens(vendor().model, 'The state of the Hello') - tokens.length);
+          assertMetered(outcome, { promptTokens: tokens.length, completionTokens: completion, estimated: true });
+        });
+
+        if (!stream) {
+          test('non-stream, best_of 3 of n 1, no usage: the candidates ranked away count too', async () => {
+            vendor().mock.reply(reply({ texts: ['Hello there'], usage: null }));
+            const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, best_of: 3 });
+            assert.equal(outcome.status, 200);
+            assertMetered(outcome, { promptTokens: countTokens(vendor().model, prompt), completionTokens: 3 * countTokens(vendor().model, 'Hello there'), estimated: true });
+          });
+        }
+      }
+
       if (stream) {
         test('stream, error after output: the vendor\'s prompt count when it sent one, plus the output so far, flagged', async () => {
           vendor().mock.reply(vendor().wire.breakAfterOutput('Hello', billed));
