@@ -120,13 +120,3 @@ test('the non-stream answer writes exactly what JSON.stringify writes, and is AS
     else assert.doesNotMatch(text, /^[\x00-\x7f]*$/);
   }), { numRuns: 5_000 });
 });
-
-test('a text the reader already found plain ASCII builds the same event without a second scan', () => {
-  const builder = new ChunkBuilder('cmpl-1', 1, 'openai/gpt-3.5-turbo-instruct', true, 'fp_1');
-  fc.assert(fc.property(fc.stringMatching(/^[ !#-[\]-~]{0,30}$/), fc.nat({ max: 3 }), (text, index) => {
-    const scanned = builder.choice(index, text, null, null);
-    const asciiScanned = builder.ascii;
-    assert.equal(builder.choice(index, text, null, null, true), scanned);
-    assert.equal(builder.ascii, asciiScanned);
-  }), { numRuns: 2_000 });
-});

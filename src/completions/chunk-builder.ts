@@ -104,9 +104,9 @@ export class ChunkBuilder {
     this.fixedAscii = this.idAscii && this.ending.ascii;
   }
 
-  /** One choice's event. `knownPlainAscii`: the reader already found the text all plain ASCII (a part's `plainAscii`). */
-  choice(index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: FinishReason | null, knownPlainAscii = false): string {
-    const kind = knownPlainAscii ? plainAscii : textKind(text);
+  /** One choice's event. */
+  choice(index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: FinishReason | null): string {
+    const kind = textKind(text);
     this.ascii = logprobs === null && this.fixedAscii && (kind === plainAscii || (kind === escaped && isAscii(text)));
     if (logprobs === null && finishReason === null) {
       // A plain text goes between the cached pieces that hold its quotes: two joins, not four.

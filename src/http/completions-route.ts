@@ -141,7 +141,7 @@ export class CompletionsHandler {
         for (const part of batch) {
           if (part.type === 'text-delta') {
             const logprobs = accumulator.addText(part);
-            sse.send(chunks.choice(part.choice, part.text, logprobs, null, part.plainAscii === true), chunks.ascii);
+            sse.send(chunks.choice(part.choice, part.text, logprobs, null), chunks.ascii);
           } else if (part.type === 'finish') {
             accumulator.finish(part.choice, part.finishReason);
             sse.send(chunks.choice(part.choice, '', null, part.finishReason), chunks.ascii);

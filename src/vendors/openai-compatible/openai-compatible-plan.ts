@@ -52,15 +52,6 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
   return withMode('chat', detail);
 }
 
-/** Field by field rather than a spread, which copied them one at a time through the runtime (~1k instructions a request). */
 function withMode(mode: OpenAICompatiblePlan['mode'], detail: GenerationPlanDetail): OpenAICompatiblePlan {
-  return {
-    mode,
-    groups: detail.groups,
-    vendorStops: detail.vendorStops,
-    gatewayStops: detail.gatewayStops,
-    gatewayEcho: detail.gatewayEcho,
-    emptyAnswer: detail.emptyAnswer,
-    emulated: detail.emulated,
-  };
+  return { ...detail, mode };
 }
