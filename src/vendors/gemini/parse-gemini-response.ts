@@ -10,6 +10,7 @@ import { geminiResponseSchema, type GeminiResponse } from './gemini-api.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
 import { mapGeminiUsage } from './map-gemini-usage.js';
 
+/** Builds the VendorError for an error Gemini reports inside an answer or a stream chunk. */
 export type GeminiFailure = (status: number, message: string | null, retryAfterSeconds: number | null) => VendorError;
 
 interface State {

@@ -16,6 +16,7 @@ import { declaredSliceSchema, presetSliceSchema, type DeclaredSlice, type Preset
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
 import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
+/** What `createOpenAICompatibleAdapters` built. */
 export interface CreatedOpenAICompatible {
   /** The vendors offered. */
   adapters: VendorAdapter[];

@@ -19,14 +19,21 @@ import { openaiCompatibleUrl } from './openai-compatible-url.js';
 import { chatResponseParts, chatStreamParts } from './parse-openai-compatible-chat.js';
 import { completionResponseParts, completionStreamParts } from './parse-openai-compatible-completions.js';
 
+/** One OpenAI-compatible vendor, resolved from its preset, environment and config slice. */
 export interface OpenAICompatibleAdapterOptions {
+  /** What the server can do. */
   preset: OpenAICompatiblePreset;
+  /** The server's base URL, as configured. */
   baseUrl: string;
+  /** The key sent in the preset's auth header; null for keyless servers. */
   apiKey: string | null;
   /** The variable the key came from, named in credential errors. */
   apiKeyVariable: string | null;
+  /** Azure's api-version (`<PREFIX>_API_VERSION`); null for the preset's default. */
   apiVersion: string | null;
+  /** Pool size, time limits, retries. */
   transport: TransportOptions;
+  /** The models offered. */
   catalogue: ModelCatalogue;
 }
 

@@ -11,7 +11,9 @@ import { inUse, refuseUnemulatedZeroTokens, refuseUnsupported, tokenPromptReason
 import type { GenerationRequest, ModelInfo } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
+/** The shared plan, and which of the server's endpoints the model is served through. */
 export interface OpenAICompatiblePlan extends GenerationPlanDetail {
+  /** `native`: /v1/completions; `chat`: /v1/chat/completions with one user turn per prompt. */
   mode: 'native' | 'chat';
 }
 

@@ -13,7 +13,9 @@ import type { Usage } from '../types.js';
 
 /** The fields every chunk of either stream may carry. */
 export interface OpenAICompatibleStreamChunk {
+  /** An error the server reports inside a 200 stream. */
   error?: { message?: string | null } | null;
+  /** The server's configuration fingerprint, passed on once. */
   system_fingerprint?: string | null;
 }
 

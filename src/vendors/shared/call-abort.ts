@@ -10,6 +10,7 @@ import type { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
 import { upstreamTimeout } from './map-upstream-error.js';
 
+/** The abort signal of one upstream call, with its whole-answer limit. */
 export class CallAbort {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;

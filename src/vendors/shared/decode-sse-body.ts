@@ -10,6 +10,7 @@ import { createParser, ParseError, type EventSourceMessage } from 'eventsource-p
 import type { CallPart } from './call-part.js';
 import { malformedUpstream } from './map-upstream-error.js';
 
+/** A vendor's per-event step, with its check at the end of the stream. */
 export interface EventDecoder {
   /** Decodes one event, pushing its parts onto `out`; throws a VendorError for an error event. */
   event(event: EventSourceMessage, out: CallPart[]): void;

@@ -21,8 +21,11 @@ import { CallAbort } from './call-abort.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
 
+/** One call to make. */
 export interface UpstreamRequest {
+  /** Where to POST. */
   url: URL;
+  /** Auth and tracing headers; content-type and accept are added. */
   headers: Record<string, string>;
   /** The JSON body, as text. */
   body: string;
@@ -34,7 +37,9 @@ export interface UpstreamRequest {
   model: string;
 }
 
+/** A 2xx answer whose body is still to be read (`readText` or `chunks`). */
 export interface UpstreamResponse {
+  /** The HTTP status (2xx). */
   status: number;
   /** The body as undici delivers it: a readable stream of Buffers. */
   body: Dispatcher.ResponseData['body'];
@@ -44,23 +49,31 @@ export interface UpstreamResponse {
 
 /** What a vendor's error body says, in that vendor's format. */
 export interface ExtractedError {
+  /** The vendor's own message, or null when its body had none. */
   message: string | null;
   /** Set when the vendor's body tells a truer status than its HTTP status (Gemini's invalid-key 400). */
   status?: number;
+  /** A retry hint found in the body (Gemini's RetryInfo), when the headers had none. */
   retryAfterSeconds?: number | null;
 }
 
+/** What one vendor's client needs. */
 export interface UpstreamClientOptions {
+  /** The vendor's name, in every error message. */
   vendor: string;
+  /** Pool size and time limits. */
   transport: TransportOptions;
   /** The env variable holding the key (for credential error messages), or null for keyless vendors. */
   credentialVariable: string | null;
+  /** Strings never repeated in an error message (the vendor key). */
   secrets: readonly string[];
+  /** Reads the vendor's error body format. */
   extractError(bodyText: string): ExtractedError;
 }
 
 const errorBodyLimit = 64 * 1024;
 
+/** HTTP to one vendor: its connection pool, time limits and error mapping. */
 export class UpstreamClient {
   private readonly agent: Agent;
 
