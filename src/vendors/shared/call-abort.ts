@@ -25,6 +25,8 @@ export class CallAbort {
       this.failure = upstreamTimeout(vendor, 'waiting for an answer');
       this.controller.abort(this.failure);
     }, answerMs);
+    // The call's own socket keeps the process alive while it matters; the timer never does.
+    this.timer.unref();
     if (client.aborted) this.onClientAbort();
     else client.addEventListener('abort', this.onClientAbort, { once: true });
   }

@@ -9,11 +9,11 @@
  * - silence: `idleTimeoutMs` without a body byte (undici's `bodyTimeout`, which does not count
  *   while the socket is paused because the gateway's own client reads slowly); a stream also waits
  *   at most that long for its headers (`headersTimeout`), while a non-stream answer's headers come
- *   only when the vendor is done, so for those only the whole-answer limit applies;
+ *   only when the vendor is done, so for those only the whole-answer limit applies. undici checks
+ *   both on a half-second tick: they hold to within about half a second;
  * - the whole answer: `responseTimeoutMs` (call-abort.ts).
  */
-import { Agent } from 'undici';
-import type { Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
