@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CallPart } from '../src/vendors/shared/call-part.js';
 import { decodeSseBody, type EventDecoder } from '../src/vendors/shared/decode-sse-body.js';
+import { VendorError } from '../src/errors/vendor-error.js';
 
 /** A body of the given reads that records whether it was closed (what ends the upstream request). */
 function body(reads: (string | Error)[]): AsyncIterableIterator<Buffer> & { closed: boolean; handedOut: number } {
@@ -68,3 +69,24 @@ test('leaving early closes the body; a body failure comes through as it is', asy
   await assert.rejects(failing.next(), /socket reset/);
   assert.equal((await failing.next()).done, true);
 });
+
+test('a character split across two reads arrives whole; a last event without its blank line still counts', async () => {
+  const bytes = Buffer.from('data: é😀\n\ndata: end');
+  const split = [bytes.subarray(0, 7), bytes.subarray(7, 10), bytes.subarray(10)];
+  const batches: string[][] = [];
+  for await (const batch of decodeSseBody('test', bodyOf(split), decoder)) batches.push(texts(batch));
+  assert.deepEqual(batches, [['é😀'], ['end', 'finish']]);
+});
+
+test('a broken event stream: the events before the break come out first, then a 502 naming the vendor', async () => {
+  const source = body(['data: a\n\n<html>\ndata: never\n\n', 'data: later\n\n']);
+  const iterator = decodeSseBody('acme', source, decoder);
+  assert.deepEqual(texts((await iterator.next()).value as CallPart[]), ['a']);
+  await assert.rejects(iterator.next(), (error: unknown) => error instanceof VendorError && error.status === 502 && error.code === 'upstream_malformed' && /'acme' vendor sent an unreadable event stream/.test(error.message));
+  assert.equal(source.closed, true);
+});
+
+/** A body of the given raw reads. */
+async function* bodyOf(reads: Buffer[]): AsyncGenerator<Buffer> {
+  for (const read of reads) yield read;
+}

@@ -55,7 +55,7 @@ function client(idleTimeoutMs: number, responseTimeoutMs: number): UpstreamClien
 async function call(upstream: UpstreamClient, streaming: boolean): Promise<{ text: string; ms: number }> {
   const started = performance.now();
   const signal = new AbortController().signal;
-  const response = await upstream.open({ url: new URL('/v1/completions', origin), headers: {}, body: {}, streaming, signal, model: 'm' });
+  const response = await upstream.open({ url: new URL('/v1/completions', origin), headers: {}, body: '{}', streaming, signal, model: 'm' });
   let text = '';
   if (streaming) for await (const chunk of upstream.chunks(response, signal)) text += chunk.toString('utf8');
   else text = await upstream.readText(response, signal);
@@ -147,13 +147,14 @@ test('a consumer that stops reading for several idle limits pauses the upstream 
     pump();
   };
   const signal = new AbortController().signal;
-  const response = await upstream.open({ url: new URL('/v1/completions', origin), headers: {}, body: {}, streaming: true, signal, model: 'm' });
+  const response = await upstream.open({ url: new URL('/v1/completions', origin), headers: {}, body: '{}', streaming: true, signal, model: 'm' });
   const chunks = upstream.chunks(response, signal);
   const first = await chunks.next();
   assert.equal(first.done, false);
   let received = (first.value as Buffer).length;
   await new Promise((resolve) => setTimeout(resolve, 800)); // more than five idle limits without reading
-  assert.ok(response.body.paused, 'the gateway should have paused the upstream socket');
+  // A full body buffer is what makes undici stop reading the socket.
+  assert.ok(response.body.readableLength >= response.body.readableHighWaterMark, 'the gateway should have paused the upstream socket');
   for await (const chunk of chunks) received += chunk.length;
   assert.equal(received, size);
   await upstream.close();

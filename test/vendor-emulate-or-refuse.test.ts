@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { completionsBody } from '../src/vendors/openai-compatible/openai-compatible-bodies.js';
+import { completionsBody, withSeed } from '../src/vendors/openai-compatible/openai-compatible-bodies.js';
 import fc from 'fast-check';
 import { planOpenAICompatible } from '../src/vendors/openai-compatible/openai-compatible-plan.js';
 import { int32SeedRange, int64SeedRange, nonNegativeInt32SeedRange, seedInRange } from '../src/vendors/shared/seed-range.js';
@@ -196,7 +196,18 @@ describe('seeds within each vendor range, one per emulated choice', () => {
     const generation = request({ model: 'gpt-3.5-turbo-instruct', seed: 2 ** 63, stream: false });
     const model = { id: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai', name: 'gpt-3.5-turbo-instruct', contextWindow: 4096, capabilities: { logprobs: true, nativeCompletions: true }, countTokens: () => 1, exactTokenizer: false };
     const plan = planOpenAICompatible(openaiPreset, generation, model);
-    assert.match(completionsBody(openaiPreset, generation, plan, plan.groups[0]).text, /"seed":9223372036854775807[,}]/);
+    assert.match(completionsBody(openaiPreset, generation, plan, plan.groups[0]), /"seed":9223372036854775807[,}]/);
+  });
+
+  test('a body with a seed is the JSON of its fields with the seed in exact digits', () => {
+    const fields = fc.dictionary(fc.constantFrom('model', 'prompt', 'max_tokens', 'stop', 'user'), fc.oneof(fc.string(), fc.integer(), fc.array(fc.string(), { maxLength: 2 })), { maxKeys: 5 });
+    const seed = fc.bigInt({ min: int64SeedRange.min, max: int64SeedRange.max });
+    fc.assert(fc.property(fields, fc.option(seed, { nil: null }), fc.constantFrom('seed', 'random_seed'), (body, value, field) => {
+      const text = withSeed(body, field, value);
+      if (value === null) return assert.equal(text, JSON.stringify(body));
+      assert.ok(text.endsWith(`"${field}":${value}}`), text);
+      assert.deepEqual(JSON.parse(text), { ...body, [field]: Number(value) });
+    }), { numRuns: 2_000 });
   });
 });
 

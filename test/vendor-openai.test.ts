@@ -4,9 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createOpenAIAdapter } from '../src/vendors/openai/openai-adapter.js';
 import type { StreamPart, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import fc from 'fast-check';
 import { MockUpstream, sse } from './support/mock-upstream.js';
-import { assertNeverAcceptsWhatSchemaRefuses, countOrOdd, oddValue } from './support/plain-check-property.js';
 import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
 
 const key = 'sk-test-secret-key-1234567890';
@@ -307,50 +305,4 @@ test('keep-alive: consecutive calls (stream and non-stream) reuse one pooled con
   await fresh.close?.();
   const ports = upstream.requests.map((sent) => sent.remotePort);
   assert.equal(new Set(ports).size, 1, `one socket for all three calls, got ${ports.join(',')}`);
-});
-
-test('the hand-written check that skips zod on hot upstream bodies never accepts what the schema refuses', async () => {
-  const { isPlainCompletion, openaiCompletionSchema } = await import('../src/vendors/openai/openai-api.js');
-  const odd = oddValue;
-  const count = countOrOdd;
-  const usage = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
-    prompt_tokens: count, completion_tokens: count, total_tokens: count, prompt_cache_hit_tokens: count,
-    prompt_tokens_details: fc.oneof(odd, fc.record({ cached_tokens: count, audio_tokens: count }, { requiredKeys: [] })),
-    completion_tokens_details: fc.oneof(odd, fc.record({ reasoning_tokens: count, audio_tokens: count, accepted_prediction_tokens: count, rejected_prediction_tokens: count }, { requiredKeys: [] })),
-  }, { requiredKeys: [] }), weight: 3 });
-  const choice = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ index: count, text: fc.oneof(fc.string(), odd), logprobs: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }), finish_reason: fc.oneof(fc.constantFrom('stop', 'length'), odd) }, { requiredKeys: [] }), weight: 6 });
-  const body = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
-    choices: fc.oneof(fc.array(choice, { maxLength: 3 }), odd), usage, error: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ message: fc.string() }), weight: 1 }),
-    system_fingerprint: fc.oneof(fc.string(), odd), id: fc.string(),
-  }, { requiredKeys: [] }), weight: 6 });
-  assertNeverAcceptsWhatSchemaRefuses(body, isPlainCompletion, openaiCompletionSchema);
-  // The shapes the hot path sees: a text chunk, the usage chunk, a whole non-stream answer.
-  assert.equal(isPlainCompletion(chunk(0, 'Hi', null)), true);
-  assert.equal(isPlainCompletion(usageChunk), true);
-  assert.equal(isPlainCompletion({ ...chunk(0, 'Hi', 'stop'), usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }), true);
-});
-
-test('the hand-written check that skips zod on chat chunks never accepts what the chat schema refuses', async () => {
-  const { isPlainChat, openaiChatSchema } = await import('../src/vendors/openai/openai-api.js');
-  const odd = oddValue;
-  const count = countOrOdd;
-  const usage = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ prompt_tokens: count, completion_tokens: count, prompt_tokens_details: fc.oneof(odd, fc.record({ cached_tokens: count }, { requiredKeys: [] })) }, { requiredKeys: [] }), weight: 3 });
-  const content = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ role: fc.oneof(fc.constant('assistant'), odd), content: fc.oneof(fc.string(), odd), refusal: odd }, { requiredKeys: [] }), weight: 4 });
-  const choice = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ index: count, delta: content, message: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: content, weight: 1 }), logprobs: odd, finish_reason: fc.oneof(fc.constantFrom('stop', 'length'), odd) }, { requiredKeys: [] }), weight: 6 });
-  const body = fc.oneof({ arbitrary: odd, weight: 1 }, { arbitrary: fc.record({
-    choices: fc.oneof(fc.array(choice, { maxLength: 3 }), odd), usage,
-    error: fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ message: fc.string() }), weight: 1 }),
-    x_groq: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: odd, weight: 1 }, { arbitrary: fc.record({ usage }), weight: 1 }),
-    system_fingerprint: fc.oneof(fc.string(), odd), id: fc.string(),
-  }, { requiredKeys: [] }), weight: 6 });
-  assertNeverAcceptsWhatSchemaRefuses(body, isPlainChat, openaiChatSchema);
-  // The shapes a chat stream sends: the role delta, a content delta, the finish, the usage chunk.
-  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', system_fingerprint: 'fp_1' };
-  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] }), true);
-  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: { content: 'Hi' }, logprobs: null, finish_reason: null }] }), true);
-  assert.equal(isPlainChat({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] }), true);
-  assert.equal(isPlainChat({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }), true);
-  // What it leaves to the schema: Groq's usage, an error chunk.
-  assert.equal(isPlainChat({ ...base, choices: [], x_groq: { usage: { prompt_tokens: 5 } } }), false);
-  assert.equal(isPlainChat({ error: { message: 'overloaded' } }), false);
 });

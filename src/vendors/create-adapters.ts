@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import { createAnthropicAdapter } from './anthropic/anthropic-adapter.js';
 import { createGeminiAdapter } from './gemini/gemini-adapter.js';
 import { createLocalAdapter } from './local/local-adapter.js';
+import { createOpenAIAdapter } from './openai/openai-adapter.js';
 import { createOpenAICompatibleAdapters } from './openai-compatible/create-openai-compatible-adapters.js';
 import type { VendorAdapter } from './types.js';
 
@@ -28,13 +29,14 @@ export async function createAdapters(context: VendorContext): Promise<CreatedAda
   const single: Record<string, (config: Config) => VendorAdapter | string> = {
     anthropic: createAnthropicAdapter,
     gemini: createGeminiAdapter,
+    openai: createOpenAIAdapter,
   };
   for (const [name, create] of Object.entries(single)) {
     const result = create(context.config);
     if (typeof result === 'string') disabled.set(name, result);
     else adapters.push(result);
   }
-  // openai and every OpenAI-compatible preset or operator-declared server.
+  // Every other OpenAI-compatible preset, and the servers the operator declares.
   const compatible = createOpenAICompatibleAdapters(context.config, new Set(['local', ...Object.keys(single)]));
   adapters.push(...compatible.adapters);
   for (const [name, hint] of compatible.disabled) disabled.set(name, hint);

@@ -40,18 +40,7 @@ export interface TokenLogprob {
  * `GenerationOptions.reportUsage`.
  */
 export type StreamPart =
-  | {
-      type: 'text-delta';
-      choice: number;
-      text: string;
-      logprobs?: TokenLogprob[];
-      /**
-       * Set by a reader that already scanned the text: every character is printable ASCII other
-       * than the quote and the backslash, so JSON writes it as it is (the chunk builder then
-       * skips its own scan). Absent means unknown, never the opposite.
-       */
-      plainAscii?: boolean;
-    }
+  | { type: 'text-delta'; choice: number; text: string; logprobs?: TokenLogprob[] }
   | { type: 'finish'; choice: number; finishReason: FinishReason }
   | { type: 'metadata'; systemFingerprint?: string | null };
 

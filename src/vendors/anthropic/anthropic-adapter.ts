@@ -29,7 +29,7 @@ export function createAnthropicAdapter(config: Config): VendorAdapter | string {
     async *call({ request, model, plan, group, client, baseUrl, apiKey, requestId, signal }) {
       const url = new URL(`${baseUrl}/v1/messages`);
       const headers = { 'x-api-key': apiKey, 'anthropic-version': anthropicVersion, 'x-request-id': requestId };
-      const body = anthropicBody(request, plan, group);
+      const body = JSON.stringify(anthropicBody(request, plan, group));
       const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
       if (!request.stream) {
         yield anthropicMessageParts(vendor, await client.readText(response, signal));

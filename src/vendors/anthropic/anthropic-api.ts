@@ -1,9 +1,9 @@
 /** A limited, tolerant version of the Anthropic Messages API schemas: only the fields the gateway reads. */
 import { z } from 'zod';
-import { isNullOrString, isRecord } from '../shared/plain-values.js';
 
 const count = z.number().int().nonnegative();
 
+/** Token counts, on a message or a stream's message_start and message_delta events. */
 export const anthropicUsageSchema = z.object({
   input_tokens: count.nullish(),
   output_tokens: count.nullish(),
@@ -11,6 +11,7 @@ export const anthropicUsageSchema = z.object({
   cache_read_input_tokens: count.nullish(),
 });
 
+/** Token counts as Anthropic reports them. */
 export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
 
 const errorSchema = z.object({ type: z.string().nullish(), message: z.string().nullish() });
@@ -25,24 +26,14 @@ export const anthropicStreamEventSchema = z.object({
   error: errorSchema.nullish(),
 });
 
-/**
- * The hot stream event — a `content_block_delta` carrying text, nothing else set — checked by hand
- * so it skips zod; every other event (and any doubt) goes through `anthropicStreamEventSchema`.
- */
-export function isPlainAnthropicDelta(raw: unknown): boolean {
-  if (!isRecord(raw)) return false;
-  if (raw.type !== 'content_block_delta' || raw.message != null || raw.content_block != null || raw.usage != null || raw.error != null) return false;
-  const delta = raw.delta;
-  if (delta == null) return true;
-  return isRecord(delta) && isNullOrString(delta.type) && isNullOrString(delta.text) && isNullOrString(delta.stop_reason);
-}
-
+/** A whole (non-stream) Messages API answer. */
 export const anthropicMessageSchema = z.object({
   content: z.array(z.object({ type: z.string(), text: z.string().nullish() })).nullish(),
   stop_reason: z.string().nullish(),
   usage: anthropicUsageSchema.nullish(),
 });
 
+/** An error answer's body (`{error: {type, message}}`). */
 export const anthropicErrorBodySchema = z.object({ error: errorSchema.nullish() });
 
 /** The HTTP status Anthropic uses for each error type, for errors that arrive inside a stream. */

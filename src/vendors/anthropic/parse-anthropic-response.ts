@@ -3,9 +3,8 @@ import type { CallPart } from '../shared/call-part.js';
 import { malformedUpstream } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
-import { notADelta, RepeatedChunkLayouts, type DecodedDelta } from '../shared/repeated-chunk-layout.js';
 import type { VendorError } from '../../errors/vendor-error.js';
-import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, isPlainAnthropicDelta, type AnthropicUsage } from './anthropic-api.js';
+import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
 import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
 import { mapAnthropicUsage, mergeAnthropicUsage } from './map-anthropic-usage.js';
 
@@ -23,23 +22,15 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
   return parts;
 }
 
-export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncIterableIterator<CallPart[]> {
+export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
   let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let sawDelta = false;
   let done = false;
-  // Text deltas laid out like an earlier one are read without parsing (see repeated-chunk-layout.ts).
-  const layouts = new RepeatedChunkLayouts();
-  const parse = (data: string) => parseUpstreamJson(vendor, anthropicStreamEventSchema, data, 'a broken stream event', isPlainAnthropicDelta);
-  const decodeDelta = (data: string): DecodedDelta => {
-    const event = parse(data);
-    return event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && event.delta.text ? { choice: 0, text: event.delta.text } : notADelta;
-  };
   return decodeSseBody(vendor, body, {
     event(event, out) {
       if (done) return;
-      if (layouts.readInto(event.data, out)) return;
-      const data = parse(event.data);
+      const data = parseUpstreamJson(vendor, anthropicStreamEventSchema, event.data, 'a broken stream event');
       switch (data.type) {
         case 'message_start':
           if (data.message?.usage) {
@@ -53,10 +44,7 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
           break;
         case 'content_block_delta':
           // Only text: thinking and tool deltas cannot occur without the features that enable them.
-          if (data.delta?.type === 'text_delta' && data.delta.text) {
-            out.push({ type: 'text-delta', choice: 0, text: data.delta.text });
-            if (layouts.learning) layouts.learn(event.data, 0, data.delta.text, decodeDelta);
-          }
+          if (data.delta?.type === 'text_delta' && data.delta.text) out.push({ type: 'text-delta', choice: 0, text: data.delta.text });
           break;
         case 'message_delta':
           sawDelta = true;

@@ -6,10 +6,11 @@ import { decodeSseBody } from '../shared/decode-sse-body.js';
 import type { FinishReason, Usage } from '../types.js';
 import type { VendorError } from '../../errors/vendor-error.js';
 import { describeGeminiError } from './extract-gemini-error.js';
-import { geminiResponseSchema, isPlainGeminiResponse, type GeminiResponse } from './gemini-api.js';
+import { geminiResponseSchema, type GeminiResponse } from './gemini-api.js';
 import { mapGeminiFinishReason } from './map-gemini-finish-reason.js';
 import { mapGeminiUsage } from './map-gemini-usage.js';
 
+/** Builds the VendorError for an error Gemini reports inside an answer or a stream chunk. */
 export type GeminiFailure = (status: number, message: string | null, retryAfterSeconds: number | null) => VendorError;
 
 interface State {
@@ -46,15 +47,15 @@ function finish(vendor: string, state: State, out: CallPart[]): void {
 export function geminiResponseParts(vendor: string, text: string, failure: GeminiFailure): CallPart[] {
   const state: State = { finish: null, usage: null };
   const out: CallPart[] = [];
-  consume(parseUpstreamJson(vendor, geminiResponseSchema, text, 'a response', isPlainGeminiResponse), state, failure, out);
+  consume(parseUpstreamJson(vendor, geminiResponseSchema, text, 'a response'), state, failure, out);
   finish(vendor, state, out);
   return out;
 }
 
-export function geminiStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: GeminiFailure): AsyncIterableIterator<CallPart[]> {
+export function geminiStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: GeminiFailure): AsyncGenerator<CallPart[]> {
   const state: State = { finish: null, usage: null };
   return decodeSseBody(vendor, body, {
-    event: (event, out) => consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk', isPlainGeminiResponse), state, failure, out),
+    event: (event, out) => consume(parseUpstreamJson(vendor, geminiResponseSchema, event.data, 'a broken stream chunk'), state, failure, out),
     end: (out) => finish(vendor, state, out),
   });
 }

@@ -1,11 +1,11 @@
 /**
- * Builds the OpenAI-compatible vendors: the built-in presets (OpenAI included) and every server
- * the config file declares with `kind: openai-compatible`. A vendor without its key (or, for
- * keyless servers, without its base URL) is not offered; `disabled` says which variable enables it.
+ * Builds the OpenAI-compatible vendors: the built-in presets and every server the config file
+ * declares with `kind: openai-compatible`. A vendor without its key (or, for keyless servers,
+ * without its base URL) is not offered; `disabled` says which variable enables it. OpenAI itself
+ * is a preset too, built by its own folder (`vendors/openai`) through `createPresetAdapter`.
  */
 import type { Config } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
-import { openaiPreset } from '../openai/openai-preset.js';
 import { createModelCatalogue } from '../shared/model-catalogue.js';
 import { parseVendorConfig } from '../shared/parse-vendor-config.js';
 import { int64SeedRange } from '../shared/seed-range.js';
@@ -16,19 +16,20 @@ import { declaredSliceSchema, presetSliceSchema, type DeclaredSlice, type Preset
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
 import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
+/** What `createOpenAICompatibleAdapters` built. */
 export interface CreatedOpenAICompatible {
+  /** The vendors offered. */
   adapters: VendorAdapter[];
+  /** Vendors not offered → the message saying which variable enables them. */
   disabled: Map<string, string>;
 }
-
-export const builtInOpenAICompatible: readonly OpenAICompatiblePreset[] = [openaiPreset, ...openaiCompatiblePresets];
 
 /** @param reserved vendor names owned by other adapters (their slices are not ours to read) */
 export function createOpenAICompatibleAdapters(config: Config, reserved: ReadonlySet<string>): CreatedOpenAICompatible {
   const adapters: VendorAdapter[] = [];
   const disabled = new Map<string, string>();
-  const presetNames = new Set(builtInOpenAICompatible.map((preset) => preset.name));
-  for (const preset of builtInOpenAICompatible) {
+  const presetNames = new Set(openaiCompatiblePresets.map((preset) => preset.name));
+  for (const preset of openaiCompatiblePresets) {
     record(createPresetAdapter(config, preset), preset.name, adapters, disabled);
   }
   for (const [name, raw] of Object.entries(config.vendors)) {

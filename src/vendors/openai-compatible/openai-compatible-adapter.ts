@@ -5,30 +5,35 @@
  */
 import type { CallPart } from '../shared/call-part.js';
 import { emptyAnswerCall } from '../shared/empty-answer-call.js';
-import type { JsonBody } from '../shared/json-body.js';
 import type { ModelCatalogue } from '../shared/model-catalogue.js';
-import type { CallGroup } from '../shared/plan-generation.js';
-import { promptText } from '../shared/plan-generation.js';
+import { promptText, type CallGroup } from '../shared/plan-generation.js';
 import { runUpstreamCalls, type PlannedCall } from '../shared/run-upstream-calls.js';
 import type { TransportOptions } from '../shared/transport-options.js';
-import { UpstreamClient } from '../shared/upstream-client.js';
+import { UpstreamClient, type UpstreamRequest } from '../shared/upstream-client.js';
 import type { GenerationOptions, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
-import { extractOpenAIError } from '../openai/extract-openai-error.js';
-import { chatResponseParts, chatStreamParts } from '../openai/parse-openai-chat.js';
-import { completionResponseParts, completionStreamParts } from '../openai/parse-openai-completions.js';
+import { extractOpenAICompatibleError } from './extract-openai-compatible-error.js';
 import { chatBody, completionsBody } from './openai-compatible-bodies.js';
 import { planOpenAICompatible, type OpenAICompatiblePlan } from './openai-compatible-plan.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 import { openaiCompatibleUrl } from './openai-compatible-url.js';
+import { chatResponseParts, chatStreamParts } from './parse-openai-compatible-chat.js';
+import { completionResponseParts, completionStreamParts } from './parse-openai-compatible-completions.js';
 
+/** One OpenAI-compatible vendor, resolved from its preset, environment and config slice. */
 export interface OpenAICompatibleAdapterOptions {
+  /** What the server can do. */
   preset: OpenAICompatiblePreset;
+  /** The server's base URL, as configured. */
   baseUrl: string;
+  /** The key sent in the preset's auth header; null for keyless servers. */
   apiKey: string | null;
   /** The variable the key came from, named in credential errors. */
   apiKeyVariable: string | null;
+  /** Azure's api-version (`<PREFIX>_API_VERSION`); null for the preset's default. */
   apiVersion: string | null;
+  /** Pool size, time limits, retries. */
   transport: TransportOptions;
+  /** The models offered. */
   catalogue: ModelCatalogue;
 }
 
@@ -39,7 +44,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     transport,
     credentialVariable: options.apiKeyVariable,
     secrets: options.apiKey ? [options.apiKey] : [],
-    extractError: extractOpenAIError,
+    extractError: extractOpenAICompatibleError,
   });
   const authHeaders: Record<string, string> = {};
   if (options.apiKey) {
@@ -47,27 +52,12 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     else authHeaders.authorization = `Bearer ${options.apiKey}`;
   }
 
-  // One URL object per mode and model (models come from the catalogue; the cap only guards memory).
-  // A map per mode, keyed by the catalogue's own name string, whose hash V8 keeps: a joined key
-  // was a new string to hash on every request.
-  const urls = { native: new Map<string, URL>(), chat: new Map<string, URL>() };
-  const urlFor = (mode: 'native' | 'chat', modelName: string): URL => {
-    const byModel = urls[mode];
-    let url = byModel.get(modelName);
-    if (!url) {
-      if (byModel.size >= 1_000) byModel.clear();
-      url = openaiCompatibleUrl(preset, options.baseUrl, mode, modelName, options.apiVersion);
-      byModel.set(modelName, url);
-    }
-    return url;
-  };
-
   const callFor = (request: GenerationRequest, model: ModelInfo, plan: OpenAICompatiblePlan, group: CallGroup, requestId: string): PlannedCall => {
     const prompts = group.promptIndexes.map((index) => request.prompts[index]);
     const choiceCount = prompts.length * group.n;
     const body = plan.mode === 'native' ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
-    const url = urlFor(plan.mode, model.name);
-    const streaming = request.stream;
+    const url = openaiCompatibleUrl(preset, options.baseUrl, plan.mode, model.name, options.apiVersion);
+    const headers = { 'x-request-id': requestId, ...authHeaders };
     return {
       choiceOffset: group.choiceOffset,
       choiceCount,
@@ -77,7 +67,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
       vendorEcho: request.echo && !plan.gatewayEcho,
       candidatesPerChoice: plan.mode === 'native' && request.bestOf !== null && request.bestOf > request.n ? request.bestOf / request.n : 1,
       countTokens: model.countTokens,
-      run: (signal: AbortSignal) => callParts(client, { vendor: preset.name, mode: plan.mode, url, headers: { 'x-request-id': requestId, ...authHeaders }, body, streaming, model: model.name, choiceCount }, signal),
+      run: (signal: AbortSignal) => callParts(client, plan.mode, { url, headers, body, streaming: request.stream, signal, model: model.name }, choiceCount),
     };
   };
 
@@ -95,30 +85,14 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
   };
 }
 
-/** One upstream call, as what `callParts` needs of it. */
-interface UpstreamCall {
-  vendor: string;
-  mode: OpenAICompatiblePlan['mode'];
-  url: URL;
-  headers: Record<string, string>;
-  body: JsonBody;
-  streaming: boolean;
-  model: string;
-  choiceCount: number;
-}
-
-/**
- * The call's parts. A module-level generator on purpose: calling an async generator function
- * created per request (a closure) made V8 keep everything the request touched through
- * young-generation GCs (README, "Objects that outlive their request").
- */
-async function* callParts(client: UpstreamClient, call: UpstreamCall, signal: AbortSignal): AsyncGenerator<CallPart[]> {
-  const response = await client.open({ url: call.url, headers: call.headers, body: call.body, streaming: call.streaming, signal, model: call.model });
-  if (!call.streaming) {
-    const text = await client.readText(response, signal);
-    yield call.mode === 'native' ? completionResponseParts(call.vendor, text) : chatResponseParts(call.vendor, text);
+/** One upstream call's answer, whole or streamed, as batches of call parts. */
+async function* callParts(client: UpstreamClient, mode: OpenAICompatiblePlan['mode'], request: UpstreamRequest, choiceCount: number): AsyncGenerator<CallPart[]> {
+  const response = await client.open(request);
+  if (!request.streaming) {
+    const text = await client.readText(response, request.signal);
+    yield mode === 'native' ? completionResponseParts(client.vendor, text) : chatResponseParts(client.vendor, text);
     return;
   }
-  const events = client.chunks(response, signal);
-  yield* call.mode === 'native' ? completionStreamParts(call.vendor, events, call.choiceCount) : chatStreamParts(call.vendor, events, call.choiceCount);
+  const chunks = client.chunks(response, request.signal);
+  yield* mode === 'native' ? completionStreamParts(client.vendor, chunks, choiceCount) : chatStreamParts(client.vendor, chunks, choiceCount);
 }

@@ -1,69 +1,72 @@
-/** Request bodies in the OpenAI wire format, shaped by what the preset says the server takes. */
-import { JsonBody } from '../shared/json-body.js';
-import { jsonString } from '../shared/json-string.js';
+/** Request bodies in the OpenAI wire format, shaped by what the preset says the server takes, as JSON text. */
 import type { CallGroup, GenerationPlanDetail } from '../shared/plan-generation.js';
 import type { GenerationRequest, PromptInput } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
-export function completionsBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): JsonBody {
+type Body = Record<string, unknown>;
+
+export function completionsBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
   const features = preset.native;
-  const body = modelField(preset, request);
-  if (group.promptIndexes.length === 1) addPrompt(body, request.prompts[group.promptIndexes[0]]);
-  else body.value('prompt', group.promptIndexes.map((index) => promptValue(request.prompts[index])));
-  body.number('max_tokens', request.maxTokens);
-  if (features.nativeN) body.number('n', group.n);
-  if (features.bestOf && request.bestOf !== null) body.number('best_of', request.bestOf);
-  if (features.nativeEcho && request.echo) body.boolean('echo', true);
-  if (request.logprobs !== null) body.number('logprobs', request.logprobs);
-  if (features.suffix && request.suffix !== null) body.string('suffix', request.suffix);
-  addSampling(preset, request, plan, group, body);
+  const prompts = group.promptIndexes.map((index) => promptValue(request.prompts[index]));
+  const body: Body = { ...modelField(preset, request), prompt: prompts.length === 1 ? prompts[0] : prompts, max_tokens: request.maxTokens };
+  if (features.nativeN) body.n = group.n;
+  if (features.bestOf && request.bestOf !== null) body.best_of = request.bestOf;
+  if (features.nativeEcho && request.echo) body.echo = true;
+  if (request.logprobs !== null) body.logprobs = request.logprobs;
+  if (features.suffix && request.suffix !== null) body.suffix = request.suffix;
+  addSampling(request, plan, body);
   addStream(preset, request, body);
-  return body;
+  return withSeed(body, preset.seedField, group.seed);
 }
 
-export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): JsonBody {
+export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
   const prompt = request.prompts[group.promptIndexes[0]];
-  const body = modelField(preset, request);
-  // One prompt, one conversation: the prompt is the user turn.
-  body.raw('messages', `[{"role":"user","content":${jsonString(prompt.kind === 'text' ? prompt.text : '')}}]`);
-  body.number(preset.chatMaxTokensField, request.maxTokens);
-  if (preset.chatN && group.n > 1) body.number('n', group.n);
-  addSampling(preset, request, plan, group, body);
+  const body: Body = {
+    ...modelField(preset, request),
+    // One prompt, one conversation: the prompt is the user turn.
+    messages: [{ role: 'user', content: prompt.kind === 'text' ? prompt.text : '' }],
+    [preset.chatMaxTokensField]: request.maxTokens,
+  };
+  if (preset.chatN && group.n > 1) body.n = group.n;
+  addSampling(request, plan, body);
   addStream(preset, request, body);
-  return body;
+  return withSeed(body, preset.seedField, group.seed);
 }
 
-function modelField(preset: OpenAICompatiblePreset, request: GenerationRequest): JsonBody {
-  // Azure routes by the deployment in the URL; the body carries no model.
-  const body = new JsonBody();
-  return preset.urlStyle === 'azure' ? body : body.string('model', request.model);
+/** Azure routes by the deployment in the URL; the body carries no model. */
+function modelField(preset: OpenAICompatiblePreset, request: GenerationRequest): Body {
+  return preset.urlStyle === 'azure' ? {} : { model: request.model };
 }
 
 function promptValue(prompt: PromptInput): string | number[] {
   return prompt.kind === 'text' ? prompt.text : prompt.tokens;
 }
 
-function addPrompt(body: JsonBody, prompt: PromptInput): void {
-  if (prompt.kind === 'text') body.string('prompt', prompt.text);
-  else body.value('prompt', prompt.tokens);
+function addSampling(request: GenerationRequest, plan: GenerationPlanDetail, body: Body): void {
+  if (request.temperature !== null) body.temperature = request.temperature;
+  if (request.topP !== null) body.top_p = request.topP;
+  if (request.presencePenalty !== null) body.presence_penalty = request.presencePenalty;
+  if (request.frequencyPenalty !== null) body.frequency_penalty = request.frequencyPenalty;
+  if (request.logitBias !== null) body.logit_bias = request.logitBias;
+  if (request.user !== null) body.user = request.user;
+  if (plan.vendorStops.length > 0) body.stop = plan.vendorStops;
 }
 
-function addSampling(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup, body: JsonBody): void {
-  if (request.temperature !== null) body.number('temperature', request.temperature);
-  if (request.topP !== null) body.number('top_p', request.topP);
-  // Already within the server's range (and per replica) from the plan; written as exact digits,
-  // since int64 seeds are not exact doubles.
-  if (group.seed !== null) body.raw(preset.seedField, group.seed.toString());
-  if (request.presencePenalty !== null) body.number('presence_penalty', request.presencePenalty);
-  if (request.frequencyPenalty !== null) body.number('frequency_penalty', request.frequencyPenalty);
-  if (request.logitBias !== null) body.value('logit_bias', request.logitBias);
-  if (request.user !== null) body.string('user', request.user);
-  if (plan.vendorStops.length > 0) body.value('stop', plan.vendorStops);
-}
-
-function addStream(preset: OpenAICompatiblePreset, request: GenerationRequest, body: JsonBody): void {
+function addStream(preset: OpenAICompatiblePreset, request: GenerationRequest, body: Body): void {
   if (!request.stream) return;
-  body.boolean('stream', true);
+  body.stream = true;
   // Always ask for usage, even when the client did not: metering needs it.
-  if (preset.streamUsage === 'stream_options') body.raw('stream_options', '{"include_usage":true}');
+  if (preset.streamUsage === 'stream_options') body.stream_options = { include_usage: true };
+}
+
+/**
+ * The body's JSON with the seed as its last field, in exact digits. The plan already put the seed
+ * in the server's range (one per replica), but an int64 is not always an exact double and
+ * `JSON.stringify` cannot write a bigint, so this is the one place its digits are written by hand.
+ */
+export function withSeed(body: Body, field: string, seed: bigint | null): string {
+  const json = JSON.stringify(body);
+  if (seed === null) return json;
+  const separator = json === '{}' ? '' : ',';
+  return `${json.slice(0, -1)}${separator}${JSON.stringify(field)}:${seed.toString()}}`;
 }

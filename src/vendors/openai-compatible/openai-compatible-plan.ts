@@ -11,7 +11,9 @@ import { inUse, refuseUnemulatedZeroTokens, refuseUnsupported, tokenPromptReason
 import type { GenerationRequest, ModelInfo } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
+/** The shared plan, and which of the server's endpoints the model is served through. */
 export interface OpenAICompatiblePlan extends GenerationPlanDetail {
+  /** `native`: /v1/completions; `chat`: /v1/chat/completions with one user turn per prompt. */
   mode: 'native' | 'chat';
 }
 
@@ -52,15 +54,6 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
   return withMode('chat', detail);
 }
 
-/** Field by field rather than a spread, which copied them one at a time through the runtime (~1k instructions a request). */
 function withMode(mode: OpenAICompatiblePlan['mode'], detail: GenerationPlanDetail): OpenAICompatiblePlan {
-  return {
-    mode,
-    groups: detail.groups,
-    vendorStops: detail.vendorStops,
-    gatewayStops: detail.gatewayStops,
-    gatewayEcho: detail.gatewayEcho,
-    emptyAnswer: detail.emptyAnswer,
-    emulated: detail.emulated,
-  };
+  return { ...detail, mode };
 }

@@ -1,94 +1,67 @@
 /**
- * Reads an upstream SSE body and runs a vendor's per-event decoding step over it, yielding one
- * batch of call parts per network read (one async step per read, whatever the number of events).
- * When a step throws mid-batch, the parts decoded before it are yielded first, so the client sees
- * exactly what it would have seen event by event.
- *
- * An iterator written by hand rather than an async generator: a stream takes one step through it
- * per read of the model's output, and a generator's suspend-and-resume cost more than the step's
- * own work (see upstream-body-chunks.ts). Leaving early (`return`) or a failure closes the body.
+ * Reads an upstream SSE body with eventsource-parser and runs a vendor's per-event decoding step
+ * over it, yielding one batch of call parts per network read (every layer above then takes one
+ * step per read, whatever the number of events in it). When a step throws mid-batch, or the
+ * stream breaks mid-batch, the parts decoded before it are yielded first, so the client sees
+ * exactly what it would have seen event by event. Leaving early or failing closes the body, which
+ * ends the upstream request.
  */
+import { createParser, ParseError, type EventSourceMessage } from 'eventsource-parser';
 import type { CallPart } from './call-part.js';
-import { SseEventReader, type SseEvent } from './sse-event-reader.js';
+import { malformedUpstream } from './map-upstream-error.js';
 
+/** A vendor's per-event step, with its check at the end of the stream. */
 export interface EventDecoder {
   /** Decodes one event, pushing its parts onto `out`; throws a VendorError for an error event. */
-  event(event: SseEvent, out: CallPart[]): void;
+  event(event: EventSourceMessage, out: CallPart[]): void;
   /** After the last event: checks the stream ended properly and pushes closing parts. */
   end(out: CallPart[]): void;
 }
 
-export function decodeSseBody(vendor: string, chunks: AsyncIterable<Buffer>, decoder: EventDecoder): AsyncIterableIterator<CallPart[]> {
-  return new SseBodyDecoder(new SseEventReader(vendor), chunks[Symbol.asyncIterator](), decoder);
+// One SSE event larger than this is a broken upstream, not a completion delta.
+const maxEventSize = 8 * 1024 * 1024;
+
+export async function* decodeSseBody(vendor: string, body: AsyncIterable<Buffer>, decoder: EventDecoder): AsyncGenerator<CallPart[]> {
+  // Events and parse errors in the order the parser met them.
+  const queue: (EventSourceMessage | ParseError)[] = [];
+  const parser = createParser({ maxBufferSize: maxEventSize, onEvent: (event) => queue.push(event), onError: (error) => queue.push(error) });
+  // Keeps a multi-byte character split across two reads whole.
+  const text = new TextDecoder();
+  for await (const chunk of body) {
+    parser.feed(text.decode(chunk, { stream: true }));
+    const out: CallPart[] = [];
+    const failure = decodeQueue(vendor, queue, decoder, out);
+    if (out.length > 0) yield out;
+    if (failure) throw failure.error;
+  }
+  // A final event without its blank line still counts: some servers end right after it.
+  parser.feed(`${text.decode()}\n\n`);
+  const out: CallPart[] = [];
+  const failure = decodeQueue(vendor, queue, decoder, out) ?? ending(decoder, out);
+  if (out.length > 0) yield out;
+  if (failure) throw failure.error;
 }
 
-const finished: IteratorResult<CallPart[]> = Object.freeze({ value: undefined, done: true });
-
-class SseBodyDecoder implements AsyncIterableIterator<CallPart[]> {
-  private readonly reader: SseEventReader;
-  private readonly source: AsyncIterator<Buffer>;
-  private readonly decoder: EventDecoder;
-  /** No more batches: the body ended, failed, or the consumer left. */
-  private closed = false;
-  /** A decoding failure to throw at the next call, after the parts decoded before it went out. */
-  private deferred: { error: unknown } | null = null;
-
-  constructor(reader: SseEventReader, source: AsyncIterator<Buffer>, decoder: EventDecoder) {
-    this.reader = reader;
-    this.source = source;
-    this.decoder = decoder;
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  async next(): Promise<IteratorResult<CallPart[]>> {
-    const deferred = this.deferred;
-    if (deferred) {
-      this.deferred = null;
-      await this.closeSource();
-      throw deferred.error;
+/** Decodes and empties the queue; returns what stopped it (the parts before it are in `out`), or null. */
+function decodeQueue(vendor: string, queue: (EventSourceMessage | ParseError)[], decoder: EventDecoder, out: CallPart[]): { error: unknown } | null {
+  try {
+    for (const item of queue) {
+      if (item instanceof ParseError) throw malformedUpstream(vendor, 'an unreadable event stream', item);
+      decoder.event(item, out);
     }
-    while (!this.closed) {
-      let result: IteratorResult<Buffer>;
-      try {
-        result = await this.source.next();
-      } catch (error) {
-        this.closed = true; // the body's own failure: it has already closed itself
-        throw error;
-      }
-      const out: CallPart[] = [];
-      try {
-        if (result.done) {
-          this.closed = true;
-          for (const event of this.reader.end()) this.decoder.event(event, out);
-          this.decoder.end(out);
-        } else {
-          for (const event of this.reader.feed(result.value)) this.decoder.event(event, out);
-        }
-      } catch (error) {
-        this.closed = true;
-        if (out.length > 0) {
-          this.deferred = { error };
-          return { value: out, done: false };
-        }
-        await this.closeSource();
-        throw error;
-      }
-      if (out.length > 0) return { value: out, done: false };
-    }
-    return finished;
+    return null;
+  } catch (error) {
+    return { error };
+  } finally {
+    queue.length = 0;
   }
+}
 
-  async return(): Promise<IteratorResult<CallPart[]>> {
-    this.deferred = null;
-    this.closed = true;
-    await this.closeSource();
-    return finished;
-  }
-
-  private async closeSource(): Promise<void> {
-    await this.source.return?.();
+function ending(decoder: EventDecoder, out: CallPart[]): { error: unknown } | null {
+  try {
+    decoder.end(out);
+    return null;
+  } catch (error) {
+    return { error };
   }
 }

@@ -1,9 +1,8 @@
 /**
- * Strings the gateway writes into JSON by hand (stream chunks, the non-stream answer, upstream
- * request bodies): whether they can go in as they are (no call into the runtime to quote them) and
- * whether they are ASCII (then they can be written as latin1: the same bytes as UTF-8 without
- * measuring and encoding them a character at a time), found in one scan. Here, in vendors/shared,
- * so the vendor layer and the completions layer quote through the same rules.
+ * Strings the completions layer writes into JSON by hand (stream chunks, the non-stream answer):
+ * whether they can go in as they are (no call into the runtime to quote them) and whether they are
+ * ASCII (then they can be written as latin1: the same bytes as UTF-8 without measuring and encoding
+ * them a character at a time), found in one scan.
  */
 
 /** The text goes between quotes as it is, and is all ASCII. */
@@ -43,9 +42,4 @@ export function textKind(text: string): number {
 export function isAscii(text: string): boolean {
   for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) > 0x7f) return false;
   return true;
-}
-
-/** `JSON.stringify(text)`: as it is between quotes when JSON writes it so, without the call into the runtime. */
-export function jsonString(text: string): string {
-  return textKind(text) === escaped ? JSON.stringify(text) : `"${text}"`;
 }

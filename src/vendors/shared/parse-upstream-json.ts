@@ -2,18 +2,14 @@
 import type { z } from 'zod';
 import { malformedUpstream } from './map-upstream-error.js';
 
-/**
- * @param fastCheck optional exact check of the common shape (every field the schema reads, with
- * the types it allows); when it passes, the zod pass is skipped. Hot stream chunks use it.
- */
-export function parseUpstreamJson<Schema extends z.ZodType>(vendor: string, schema: Schema, text: string, what: string, fastCheck?: (raw: unknown) => boolean): z.infer<Schema> {
+/** `text` parsed and checked against `schema`; `what` names it in the 502 ('a completion', 'a broken stream chunk'). */
+export function parseUpstreamJson<Schema extends z.ZodType>(vendor: string, schema: Schema, text: string, what: string): z.infer<Schema> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
     throw malformedUpstream(vendor, `${what} that is not JSON`, error);
   }
-  if (fastCheck?.(raw)) return raw as z.infer<Schema>;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw malformedUpstream(vendor, `${what} in an unexpected shape`, parsed.error);
   return parsed.data;

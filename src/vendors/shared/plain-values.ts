@@ -1,6 +1,6 @@
 /**
- * The pieces of the hand-written checks that let hot upstream bodies skip zod (each vendor's
- * `isPlain…` function): each accepts exactly what the matching zod schema piece accepts, or less.
+ * The pieces of a hand-written check that lets a body skip zod (the completions request's
+ * `isPlainCompletionRequest`): each accepts exactly what the matching zod schema piece accepts, or less.
  */
 
 /** A JSON object (not null, not an array), as `z.object` requires. */

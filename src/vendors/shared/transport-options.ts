@@ -7,7 +7,7 @@ import { z } from 'zod';
 export const transportOptionsShape = {
   /** TCP + TLS connect timeout, ms (default 10 s). */
   connectTimeoutMs: z.number().int().positive().default(10_000),
-  /** Streams: max wait for headers and max silence between body chunks, ms (default 60 s). */
+  /** Max silence between body bytes (not counted while the gateway's own client holds the upstream paused), and a stream's max wait for its headers, ms (default 60 s). */
   idleTimeoutMs: z.number().int().positive().default(60_000),
   /** Non-stream calls: max wait for the whole answer; streams: for the first event, ms (default 600 s; vendors answer only when done). */
   responseTimeoutMs: z.number().int().positive().default(600_000),

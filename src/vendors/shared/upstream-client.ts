@@ -1,80 +1,87 @@
 /**
- * HTTP to one vendor: an undici Agent keeps one keep-alive Pool per upstream origin, reused across
- * requests, with a connect timeout; the answer and idle limits are the exchange's Deadline
- * (upstream-deadline.ts). Requests go through undici's `dispatch` with our own handler
- * (upstream-exchange.ts): no stream, async resource or abort signal per call. `open`
- * returns 2xx responses only; anything else is already a VendorError. The caller's signal aborts
- * the request (the socket is destroyed, never returned half-read to the pool).
+ * HTTP to one vendor through undici's `request` API. An Agent keeps one keep-alive pool per
+ * upstream origin (at most `maxConnectionsPerOrigin` connections). `open` returns 2xx responses
+ * only; anything else is already a VendorError. The caller's signal aborts the request, and so does
+ * leaving a body unread: undici then destroys the socket rather than pooling it half-read.
+ *
+ * Time limits, each a 504:
+ * - connecting: `connectTimeoutMs` (undici's connect timeout);
+ * - silence: `idleTimeoutMs` without a body byte (undici's `bodyTimeout`, which does not count
+ *   while the socket is paused because the gateway's own client reads slowly); a stream also waits
+ *   at most that long for its headers (`headersTimeout`), while a non-stream answer's headers come
+ *   only when the vendor is done, so for those only the whole-answer limit applies. undici checks
+ *   both on a half-second tick: they hold to within about half a second;
+ * - the whole answer: `responseTimeoutMs` (call-abort.ts).
  */
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { reportUpstreamCall } from '../../observability/upstream-events.js';
 import { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
-import { Deadline, type DeadlineLimits } from './upstream-deadline.js';
+import { CallAbort } from './call-abort.js';
 import { malformedUpstream, mapTransportError, mapUpstreamStatus, parseRetryAfter } from './map-upstream-error.js';
 import type { TransportOptions } from './transport-options.js';
-import { JsonBody } from './json-body.js';
-import { UpstreamBodyChunks } from './upstream-body-chunks.js';
-import { UpstreamExchange } from './upstream-exchange.js';
 
-export type ResponseHeaders = Record<string, string | string[] | undefined>;
-
+/** One call to make. */
 export interface UpstreamRequest {
+  /** Where to POST. */
   url: URL;
+  /** Auth and tracing headers; content-type and accept are added. */
   headers: Record<string, string>;
-  /** The JSON body: a `JsonBody` already written, or a value for `JSON.stringify`. */
-  body: unknown;
-  /** Streams use the idle timeout for headers too; non-stream calls wait up to responseTimeoutMs. */
+  /** The JSON body, as text. */
+  body: string;
+  /** Streams wait at most the idle limit for their headers; non-stream calls up to the whole-answer limit. */
   streaming: boolean;
+  /** The client's signal: aborting it ends the upstream request. */
   signal: AbortSignal;
   /** The model name, for 404 messages. */
   model: string;
 }
 
+/** A 2xx answer whose body is still to be read (`readText` or `chunks`). */
 export interface UpstreamResponse {
+  /** The HTTP status (2xx). */
   status: number;
-  headers: ResponseHeaders;
-  /** The exchange the body arrives on. */
-  body: UpstreamExchange;
-  /** The whole-answer deadline, cleared once the body is read (or a stream's first event came). */
-  deadline?: Deadline;
+  /** The body as undici delivers it: a readable stream of Buffers. */
+  body: Dispatcher.ResponseData['body'];
+  /** What ends the call early; released once the body is read (or left). */
+  abort: CallAbort;
 }
 
 /** What a vendor's error body says, in that vendor's format. */
 export interface ExtractedError {
+  /** The vendor's own message, or null when its body had none. */
   message: string | null;
   /** Set when the vendor's body tells a truer status than its HTTP status (Gemini's invalid-key 400). */
   status?: number;
+  /** A retry hint found in the body (Gemini's RetryInfo), when the headers had none. */
   retryAfterSeconds?: number | null;
 }
 
+/** What one vendor's client needs. */
 export interface UpstreamClientOptions {
+  /** The vendor's name, in every error message. */
   vendor: string;
+  /** Pool size and time limits. */
   transport: TransportOptions;
   /** The env variable holding the key (for credential error messages), or null for keyless vendors. */
   credentialVariable: string | null;
+  /** Strings never repeated in an error message (the vendor key). */
   secrets: readonly string[];
+  /** Reads the vendor's error body format. */
   extractError(bodyText: string): ExtractedError;
 }
 
 const errorBodyLimit = 64 * 1024;
 
+/** HTTP to one vendor: its connection pool, time limits and error mapping. */
 export class UpstreamClient {
   private readonly agent: Agent;
-  private readonly answerLimits: DeadlineLimits;
-  private readonly streamLimits: DeadlineLimits;
 
   constructor(private readonly options: UpstreamClientOptions) {
-    const { transport, vendor } = options;
-    this.answerLimits = { vendor, answerMs: transport.responseTimeoutMs, idleMs: transport.idleTimeoutMs, idleFromStart: false };
-    this.streamLimits = { ...this.answerLimits, idleFromStart: true };
     this.agent = new Agent({
-      connect: { timeout: transport.connectTimeoutMs },
-      connections: transport.maxConnectionsPerOrigin,
+      connect: { timeout: options.transport.connectTimeoutMs },
+      connections: options.transport.maxConnectionsPerOrigin,
       keepAliveTimeout: 30_000,
-      // Off: the Deadline keeps both limits with one timer per request (see upstream-deadline.ts).
-      headersTimeout: 0,
-      bodyTimeout: 0,
     });
   }
 
@@ -83,34 +90,37 @@ export class UpstreamClient {
   }
 
   async open(request: UpstreamRequest): Promise<UpstreamResponse> {
-    const { vendor } = this.options;
+    const { vendor, transport } = this.options;
     const started = performance.now();
-    const exchange = new UpstreamExchange();
-    const deadline = new Deadline(request.streaming ? this.streamLimits : this.answerLimits, request.signal, exchange);
+    const abort = new CallAbort(vendor, transport.responseTimeoutMs, request.signal);
+    let response: Dispatcher.ResponseData;
     try {
-      const target = targetOf(request.url);
-      this.agent.dispatch({
-        origin: target.origin,
-        path: target.path,
+      response = await this.agent.request({
+        origin: request.url.origin,
+        path: `${request.url.pathname}${request.url.search}`,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: request.streaming ? 'text/event-stream' : 'application/json', ...request.headers },
-        body: request.body instanceof JsonBody ? request.body.text : JSON.stringify(request.body),
-      }, exchange);
-      await exchange.headersArrived();
+        body: request.body,
+        signal: abort.signal,
+        // 0 turns undici's limit off: a non-stream answer's headers have the whole-answer limit.
+        headersTimeout: request.streaming ? transport.idleTimeoutMs : 0,
+        bodyTimeout: transport.idleTimeoutMs,
+      });
     } catch (error) {
-      deadline.release();
+      abort.release();
       if (request.signal.aborted) throw abortReason(request.signal);
-      const failure = deadline.expired ? deadline.error : mapTransportError(vendor, error);
+      const failure = abort.expired ?? mapTransportError(vendor, error);
       reportUpstreamCall(vendor, (performance.now() - started) / 1000, failure.code ?? 'upstream_error');
       throw failure;
     }
-    reportUpstreamCall(vendor, (performance.now() - started) / 1000, statusText(exchange.status));
-    if (exchange.status >= 200 && exchange.status < 300) return { status: exchange.status, headers: exchange.headers, body: exchange, deadline };
-    const text = await readError(exchange, errorBodyLimit);
-    deadline.release();
+    const status = response.statusCode;
+    reportUpstreamCall(vendor, (performance.now() - started) / 1000, String(status));
+    if (status >= 200 && status < 300) return { status, body: response.body, abort };
+    const text = await readError(response.body, errorBodyLimit);
+    abort.release();
     if (request.signal.aborted) throw abortReason(request.signal);
     const extracted = safeExtract(this.options.extractError, text);
-    throw this.failure(extracted.status ?? exchange.status, extracted.message, request.model, parseRetryAfter(exchange.headers) ?? extracted.retryAfterSeconds ?? null);
+    throw this.failure(extracted.status ?? status, extracted.message, request.model, parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null);
   }
 
   /** The mapped error for an upstream status; also for errors a vendor reports inside a stream. */
@@ -129,39 +139,49 @@ export class UpstreamClient {
   /** Reads a whole (non-stream) body as text, at most `maxResponseBytes`, mapping transport failures. */
   async readText(response: UpstreamResponse, signal: AbortSignal): Promise<string> {
     const limit = this.options.transport.maxResponseBytes;
-    const exchange = response.body;
     const parts: Buffer[] = [];
+    let size = 0;
     try {
-      for (;;) {
-        await exchange.changed();
-        if (exchange.received > limit) {
-          const tooLarge = malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`);
-          exchange.abort(tooLarge);
-          throw tooLarge;
-        }
-        for (const chunk of exchange.take()) parts.push(chunk);
-        if (exchange.failure) throw exchange.failure;
-        if (exchange.done) return parts.length === 1 ? parts[0].toString('utf8') : Buffer.concat(parts).toString('utf8');
+      for await (const chunk of bufferChunks(response.body)) {
+        size += chunk.length;
+        // Leaving the loop destroys the body: the rest is never read.
+        if (size > limit) throw malformedUpstream(this.options.vendor, `an answer larger than ${limit} bytes`);
+        parts.push(chunk);
       }
+      return Buffer.concat(parts).toString('utf8');
     } catch (error) {
       throw this.bodyFailure(response, signal, error);
     } finally {
-      response.deadline?.release();
+      response.abort.release();
     }
   }
 
   /**
-   * The body as chunks, mapping transport failures; stopping early destroys the socket. The
-   * whole-answer deadline ends at the first chunk carrying an SSE `data:` field (comments do not count).
+   * The body's chunks as they arrive, mapping transport failures; stopping early ends the request.
+   * The whole-answer limit ends at the first chunk carrying an SSE `data:` field: comments
+   * (keep-alives) are not an answer.
    */
-  chunks(response: UpstreamResponse, signal: AbortSignal): AsyncIterableIterator<Buffer> {
-    return new UpstreamBodyChunks(response, signal, this);
+  async *chunks(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<Buffer> {
+    let answered = false;
+    try {
+      for await (const chunk of bufferChunks(response.body)) {
+        if (!answered && chunk.includes('data:')) {
+          answered = true;
+          response.abort.answered();
+        }
+        yield chunk;
+      }
+    } catch (error) {
+      throw this.bodyFailure(response, signal, error);
+    } finally {
+      response.abort.release();
+    }
   }
 
-  /** What a failure while reading a body becomes: the client's abort, the deadline's timeout, or a mapped transport error. */
-  bodyFailure(response: UpstreamResponse, signal: AbortSignal, error: unknown): unknown {
+  /** What a failure while reading a body becomes: the client's abort, the whole-answer timeout, or a mapped transport error. */
+  private bodyFailure(response: UpstreamResponse, signal: AbortSignal, error: unknown): unknown {
     if (signal.aborted) return abortReason(signal);
-    if (response.deadline?.expired) return response.deadline.error;
+    if (response.abort.expired) return response.abort.expired;
     if (error instanceof VendorError) return error;
     return mapTransportError(this.options.vendor, error);
   }
@@ -171,38 +191,25 @@ export class UpstreamClient {
   }
 }
 
-// URL getters build strings on every read; adapters reuse URL objects, so split each one once.
-const targets = new WeakMap<URL, { origin: string; path: string }>();
-function targetOf(url: URL): { origin: string; path: string } {
-  let target = targets.get(url);
-  if (!target) {
-    target = { origin: url.origin, path: `${url.pathname}${url.search}` };
-    targets.set(url, target);
-  }
-  return target;
+/** undici's body yields Buffers; its stream type says `any`. */
+function bufferChunks(body: Dispatcher.ResponseData['body']): AsyncIterable<Buffer> {
+  return body;
 }
 
-/** Up to `limit` bytes of an error body; the rest is not read (the request is aborted). */
-async function readError(exchange: UpstreamExchange, limit: number): Promise<string> {
+/** Up to `limit` bytes of an error body; the rest is not read (leaving the loop ends the request). */
+async function readError(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
-  while (size < limit) {
-    await exchange.changed();
-    for (const chunk of exchange.take()) {
+  try {
+    for await (const chunk of bufferChunks(body)) {
       parts.push(chunk);
       size += chunk.length;
+      if (size >= limit) break;
     }
-    if (exchange.done) break;
+  } catch {
+    // A connection that fails mid error body: what arrived is still the vendor's word.
   }
-  exchange.abort(new Error('the gateway read enough of this error body'));
   return Buffer.concat(parts).toString('utf8').slice(0, limit);
-}
-
-const statusTexts = new Map<number, string>();
-function statusText(status: number): string {
-  let text = statusTexts.get(status);
-  if (text === undefined) statusTexts.set(status, (text = String(status)));
-  return text;
 }
 
 function safeExtract(extract: (text: string) => ExtractedError, text: string): ExtractedError {

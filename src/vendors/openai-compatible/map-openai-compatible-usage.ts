@@ -1,8 +1,8 @@
 import type { Usage } from '../types.js';
-import type { OpenAIUsage } from './openai-api.js';
+import type { OpenAIUsage } from './openai-compatible-api.js';
 
 /** The vendor's counts, or null for a usage object without them (`{}`), which reports nothing. */
-export function mapOpenAIUsage(usage: OpenAIUsage | null | undefined): Usage | null {
+export function mapOpenAICompatibleUsage(usage: OpenAIUsage | null | undefined): Usage | null {
   if (usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)) return null;
   return {
     promptTokens: usage.prompt_tokens ?? 0,

@@ -1,8 +1,8 @@
 import type { TokenLogprob } from '../types.js';
-import type { OpenAILogprobs } from './openai-api.js';
+import type { OpenAILogprobs } from './openai-compatible-api.js';
 
 /** The parallel arrays of the completions `logprobs` object, as one entry per token. */
-export function mapOpenAILogprobs(logprobs: OpenAILogprobs | null | undefined): TokenLogprob[] | undefined {
+export function mapOpenAICompatibleLogprobs(logprobs: OpenAILogprobs | null | undefined): TokenLogprob[] | undefined {
   const tokens = logprobs?.tokens;
   if (!tokens || tokens.length === 0) return undefined;
   return tokens.map((token, index) => ({
