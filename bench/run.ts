@@ -14,7 +14,6 @@ import type { LedgerRateResult } from './ledger-rate.js';
 import { startLoadClient } from './load-client.js';
 import { runInterleaved, runTarget, type TargetRun } from './matrix.js';
 import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
-import { runProfile } from './profile.js';
 import { compare, formatReport, verdicts } from './report.js';
 
 const usage = `usage: npm run bench -- [options]
@@ -32,9 +31,6 @@ const usage = `usage: npm run bench -- [options]
   --skip LIST           phases to skip: matrix,slow,soak,ledger,tokens
   --targets LIST        matrix targets (default direct,floor,tollgate)
   --db-dir DIR          parent directory of Tollgate's fresh SQLite databases (default the OS temp dir)
-  --profile             profile Tollgate with --cpu-prof instead (16 conns, non-stream, 10 s)
-  --profile-mode M      json or stream (default json)
-  --profile-dir DIR     where .cpuprofile files go (default /tmp/tollgate-prof)
   --out FILE            JSON results (default dist/bench-results/latest.json)`;
 
 interface Options {
@@ -51,9 +47,6 @@ interface Options {
   skip: Set<string>;
   targets: Set<string>;
   dbDir: string | null;
-  profile: boolean;
-  profileMode: 'json' | 'stream';
-  profileDir: string;
   out: string;
 }
 
@@ -65,7 +58,7 @@ function parseArgs(argv: string[]): Options {
     if (arg === '--help' || arg === '-h') { process.stdout.write(`${usage}\n`); process.exit(0); }
     if (!arg.startsWith('--')) throw new Error(`unexpected argument '${arg}'\n${usage}`);
     const [name, inline] = arg.slice(2).split('=', 2);
-    if (['quick', 'profile'].includes(name)) { flags.add(name); continue; }
+    if (name === 'quick') { flags.add(name); continue; }
     const value = inline ?? argv[++index];
     if (value === undefined) throw new Error(`--${name} needs a value`);
     values.set(name, value);
@@ -78,12 +71,10 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isFinite(parsed) || parsed < min || parsed > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return parsed;
   };
-  const known = ['duration', 'rounds', 'warmup', 'connections', 'soak-minutes', 'slow-streams', 'tokens-seconds', 'ledger-records', 'log-level', 'skip', 'targets', 'db-dir', 'profile-mode', 'profile-dir', 'out'];
+  const known = ['duration', 'rounds', 'warmup', 'connections', 'soak-minutes', 'slow-streams', 'tokens-seconds', 'ledger-records', 'log-level', 'skip', 'targets', 'db-dir', 'out'];
   for (const name of values.keys()) if (!known.includes(name)) throw new Error(`unknown option --${name}\n${usage}`);
   const connections = (values.get('connections') ?? (quick ? '16' : '1,16,64')).split(',').map((text) => Number(text.trim()));
   if (connections.some((count) => !Number.isInteger(count) || count < 1 || count > 1024)) throw new Error('--connections: integers from 1 to 1024');
-  const profileMode = values.get('profile-mode') ?? 'json';
-  if (profileMode !== 'json' && profileMode !== 'stream') throw new Error('--profile-mode is json or stream');
   return {
     quick,
     durationS: number('duration', quick ? 2 : 6, 0.5, 600),
@@ -98,16 +89,12 @@ function parseArgs(argv: string[]): Options {
     skip: new Set((values.get('skip') ?? '').split(',').map((text) => text.trim()).filter(Boolean)),
     targets: new Set((values.get('targets') ?? 'direct,floor,tollgate').split(',').map((text) => text.trim()).filter(Boolean)),
     dbDir: values.get('db-dir') ?? null,
-    profile: flags.has('profile'),
-    profileMode,
-    profileDir: values.get('profile-dir') ?? '/tmp/tollgate-prof',
     out: resolve(values.get('out') ?? fileURLToPath(new URL('../bench-results/latest.json', import.meta.url))),
   };
 }
 
 /** Upper bound on the whole run; past it everything is killed. */
 function budgetSeconds(options: Options): number {
-  if (options.profile) return 300;
   const cell = options.durationS + options.warmupS + options.rounds * 2 + 10;
   const matrix = options.skip.has('matrix') ? 0 : 3 * (2 * options.connections.length + 1) * cell + 120;
   return matrix + 180 + options.soakMinutes * 60 + 60 + 4 * options.tokensSeconds + 300 + 120;
@@ -145,13 +132,6 @@ async function main(): Promise<void> {
   const mock = await startMock(loadPin);
   const load = await startLoadClient(loadPin);
   try {
-    if (options.profile) {
-      log(`\nProfiling Tollgate (${options.profileMode}, 16 connections, 10 s)…`);
-      const profile = await runProfile(load, mock.origin, { directory: options.profileDir, mode: options.profileMode, connections: 16, durationS: 10, logLevel: options.logLevel, log });
-      mkdirSync(dirname(options.out), { recursive: true });
-      writeFileSync(options.out.replace(/\.json$/, '-profile.json'), `${JSON.stringify({ meta, profile }, null, 2)}\n`);
-      return;
-    }
     const runs: TargetRun[] = [];
     const matrixOptions = { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, ttfbConnections: 16, rounds: options.rounds, log };
     if (!options.skip.has('matrix')) {
