@@ -1,53 +1,67 @@
-/** The benchmark's side of the load-generator child: start it, hand it jobs, await results. */
+/** The benchmark's side of the load-generator child: start it, hand it jobs, await their results. */
 import { fileURLToPath } from 'node:url';
-import type { LoadJob, LoadMessage, LoadResult } from './load-protocol.js';
+import type { CannonJob, CannonResult, LoadJob, LoadMessage, LoadResult, SlowJob, SlowResult } from './load-protocol.js';
 import { spawnProcess, type BenchProcess } from './processes.js';
 
+/** Called while a job runs. */
 export interface JobHooks {
   /** Warm-up is over; the measured window starts. */
   onMeasuring?: () => void;
   /** All slow streams are open (or the open timeout passed). */
-  onOpen?: (opened: number, failed: number) => void;
+  onOpen?: () => void;
 }
 
+/** The load generator, one job at a time. */
 export interface LoadClient {
   process: BenchProcess;
-  run<T extends LoadResult>(job: LoadJob, timeoutMs: number, hooks?: JobHooks): Promise<T>;
+  cannon(job: CannonJob, timeoutMs: number, hooks?: JobHooks): Promise<CannonResult>;
+  slowStreams(job: SlowJob, timeoutMs: number, hooks?: JobHooks): Promise<SlowResult>;
   stop(): Promise<void>;
 }
 
 export async function startLoadClient(core: number | null): Promise<LoadClient> {
   const script = fileURLToPath(new URL('./load.js', import.meta.url));
-  const child = spawnProcess({ name: 'load generator', core, args: ['--max-old-space-size=2048', script], ipc: true });
+  const load = spawnProcess({ name: 'load generator', core, args: ['--max-old-space-size=2048', script], ipc: true });
+  const { child } = load;
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`load generator did not start:\n${child.output()}`)), 15_000);
-    child.child.once('message', () => { clearTimeout(timer); resolve(); });
-    child.child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`load generator exited (${code}):\n${child.output()}`)); });
+    const timer = setTimeout(() => reject(new Error(`load generator did not start:\n${load.output()}`)), 15_000);
+    child.once('message', () => { clearTimeout(timer); resolve(); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`load generator exited (${code}):\n${load.output()}`)); });
   });
+  function run(job: LoadJob, timeoutMs: number, hooks: JobHooks = {}): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const finish = (error: Error | null, result?: LoadResult) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        if (result) resolve(result);
+        else reject(error ?? new Error(`${job.kind} job ended without a result`));
+      };
+      const onMessage = (message: LoadMessage) => {
+        if (message.type === 'measuring') hooks.onMeasuring?.();
+        else if (message.type === 'open') hooks.onOpen?.();
+        else if (message.type === 'result') finish(null, message.result);
+        else if (message.type === 'error') finish(new Error(`load generator: ${message.message}`));
+      };
+      const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}):\n${load.output()}`));
+      const timer = setTimeout(() => finish(new Error(`${job.kind} job did not finish within ${timeoutMs} ms`)), timeoutMs);
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send(job);
+    });
+  }
   return {
-    process: child,
-    run<T extends LoadResult>(job: LoadJob, timeoutMs: number, hooks: JobHooks = {}) {
-      return new Promise<T>((resolve, reject) => {
-        const finish = (error: Error | null, result?: LoadResult) => {
-          clearTimeout(timer);
-          child.child.off('message', onMessage);
-          child.child.off('exit', onExit);
-          if (error) reject(error);
-          else resolve(result as T);
-        };
-        const onMessage = (message: LoadMessage) => {
-          if (message.type === 'measuring') hooks.onMeasuring?.();
-          else if (message.type === 'open') hooks.onOpen?.(message.opened, message.failed);
-          else if (message.type === 'result') finish(null, message.result);
-          else if (message.type === 'error') finish(new Error(`load generator: ${message.message}`));
-        };
-        const onExit = (code: number | null) => finish(new Error(`load generator exited (${code}):\n${child.output()}`));
-        const timer = setTimeout(() => finish(new Error(`${job.kind} job did not finish within ${timeoutMs} ms`)), timeoutMs);
-        child.child.on('message', onMessage);
-        child.child.once('exit', onExit);
-        child.child.send(job);
-      });
+    process: load,
+    async cannon(job, timeoutMs, hooks) {
+      const result = await run(job, timeoutMs, hooks);
+      if (result.kind !== 'cannon') throw new Error(`load generator answered a cannon job with ${result.kind}`);
+      return result;
     },
-    stop: () => child.stop(2_000),
+    async slowStreams(job, timeoutMs, hooks) {
+      const result = await run(job, timeoutMs, hooks);
+      if (result.kind !== 'slow') throw new Error(`load generator answered a slow job with ${result.kind}`);
+      return result;
+    },
+    stop: () => load.stop(2_000),
   };
 }

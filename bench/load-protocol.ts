@@ -1,6 +1,7 @@
-/** Messages between the benchmark and its load-generator child (bench/load.ts) over IPC. */
+/** Jobs, results and messages between the benchmark and its load-generator child (bench/load.ts), over IPC. */
 import type { LatencySummary } from './stats.js';
 
+/** Where the load goes. */
 export interface Target {
   /** Full URL of the completions endpoint. */
   url: string;
@@ -11,23 +12,13 @@ export interface Target {
 export interface CannonJob {
   kind: 'cannon';
   target: Target;
-  /** Request bodies, cycled per connection (one entry = the same request every time). */
+  /** Request bodies, cycled per connection (one entry: the same request every time). */
   bodies: string[];
   connections: number;
   durationS: number;
   warmupS: number;
   /** Keep per-request latencies (off for long soaks). */
   recordLatency: boolean;
-}
-
-/** Streams through an undici Pool, timing the first body byte and the end of each response. */
-export interface TtfbJob {
-  kind: 'ttfb';
-  target: Target;
-  body: string;
-  connections: number;
-  durationS: number;
-  warmupS: number;
 }
 
 /** Opens `count` slow streams at once, reports when all are open, holds them, then aborts them. */
@@ -40,41 +31,16 @@ export interface SlowJob {
   holdS: number;
 }
 
-/** Generates with `concurrency` streams back to back for `durationS`, counting tokens from usage. */
-export interface TokensJob {
-  kind: 'tokens';
-  target: Target;
-  body: string;
-  concurrency: number;
-  durationS: number;
-}
-
-export type LoadJob = CannonJob | TtfbJob | SlowJob | TokensJob;
+export type LoadJob = CannonJob | SlowJob;
 
 export interface CannonResult {
   kind: 'cannon';
-  /** Seconds actually measured. */
-  durationS: number;
+  /** 2xx responses in the measured window. */
   ok: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  requestsPerSecond: number;
-  latency: LatencySummary | null;
-}
-
-export interface TtfbResult {
-  kind: 'ttfb';
-  ok: number;
+  /** Other statuses, errors and timeouts. */
   failed: number;
   requestsPerSecond: number;
-  /** Request sent → first body byte, ms. */
-  ttfb: LatencySummary | null;
-  /** Request sent → last byte, ms. */
-  total: LatencySummary | null;
-  /** The gateway's CPU per stream and share of its core in the measured window (set by the benchmark, not the load client). */
-  cpuMicrosPerRequest?: number;
-  cpuUtilisation?: number;
+  latency: LatencySummary | null;
 }
 
 export interface SlowResult {
@@ -88,27 +54,12 @@ export interface SlowResult {
   firstError: string | null;
 }
 
-export interface TokensResult {
-  kind: 'tokens';
-  streams: number;
-  failed: number;
-  completionTokens: number;
-  wallS: number;
-  /** All streams together, tokens per second of wall time. */
-  tokensPerSecond: number;
-  /** Mean over streams of tokens / stream duration. */
-  perStreamTokensPerSecond: number;
-  /** Request → first body byte, ms. */
-  firstByte: LatencySummary | null;
-  firstError: string | null;
-}
-
-export type LoadResult = CannonResult | TtfbResult | SlowResult | TokensResult;
+export type LoadResult = CannonResult | SlowResult;
 
 /** Child → parent. `measuring`: warm-up done, the measured window starts now. `open`: all slow streams are open. */
 export type LoadMessage =
   | { type: 'ready' }
   | { type: 'measuring' }
-  | { type: 'open'; opened: number; failed: number }
+  | { type: 'open' }
   | { type: 'result'; result: LoadResult }
   | { type: 'error'; message: string };

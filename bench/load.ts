@@ -1,38 +1,36 @@
 /**
- * The load generator, a child process of the benchmark (pinned next to the mock, away from the
- * gateway). Takes one job at a time over IPC and answers with its result. Closed-loop HTTP load
+ * The load generator, a child process of the benchmark pinned next to the mock, away from the
+ * gateway. It takes one job at a time over IPC and answers with its result. Closed-loop HTTP load
  * is autocannon's; its latency histogram has 1 ms resolution, too coarse for sub-millisecond
  * overheads, so every response time is also kept here at full precision.
  */
 import { createRequire } from 'node:module';
 import type { CannonJob, CannonResult, LoadJob, LoadMessage, LoadResult } from './load-protocol.js';
-import { runSlow, runTokens, runTtfb } from './load-streams.js';
-import { Samples } from './stats.js';
+import { runSlowStreams } from './load-slow-streams.js';
+import { summarise } from './stats.js';
 
-interface AutocannonRequest { method: string; body: string; headers: Record<string, string> }
+/** The part of autocannon's API used here (it ships no types). */
 interface AutocannonOptions {
   url: string;
   connections: number;
   duration: number;
   method: string;
   headers: Record<string, string>;
-  requests: AutocannonRequest[];
+  requests: { method: string; body: string; headers: Record<string, string> }[];
   timeout: number;
 }
-interface AutocannonRaw { duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number }
+interface AutocannonResult { '2xx': number; non2xx: number; errors: number; timeouts: number }
 interface AutocannonInstance {
   on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
   stop(): void;
 }
-type Autocannon = (options: AutocannonOptions, done: (error: Error | null, result: AutocannonRaw) => void) => AutocannonInstance;
+type Autocannon = (options: AutocannonOptions, done: (error: Error | null, result: AutocannonResult) => void) => AutocannonInstance;
 
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+const autocannon: Autocannon = createRequire(import.meta.url)('autocannon');
 
-function send(message: LoadMessage): void {
-  process.send?.(message);
-}
+const send = (message: LoadMessage) => process.send?.(message);
 
-function cannon(job: CannonJob, durationS: number, samples: Samples | null): Promise<AutocannonRaw> {
+function cannon(job: CannonJob, durationS: number, latencies: number[] | null): Promise<AutocannonResult> {
   return new Promise((resolve, reject) => {
     const headers = { 'content-type': 'application/json', ...job.target.headers };
     const instance = autocannon({
@@ -44,9 +42,9 @@ function cannon(job: CannonJob, durationS: number, samples: Samples | null): Pro
       requests: job.bodies.map((body) => ({ method: 'POST', body, headers })),
       timeout: 30,
     }, (error, result) => (error ? reject(error) : resolve(result)));
-    if (samples) {
+    if (latencies) {
       instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
-        if (statusCode >= 200 && statusCode < 300) samples.add(responseTimeMs);
+        if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
       });
     }
     // Bounded even if autocannon misbehaves.
@@ -54,39 +52,27 @@ function cannon(job: CannonJob, durationS: number, samples: Samples | null): Pro
   });
 }
 
-const settleMs = 1_000;
-
 async function runCannon(job: CannonJob): Promise<CannonResult> {
   if (job.warmupS > 0) {
     await cannon(job, job.warmupS, null);
-    // Stopping the warm-up cuts its in-flight requests; the gateway settles them (estimates, ledger
-    // records, one-time loads such as the tokenizer) before the measured run and its first sample.
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    // Stopping the warm-up cuts its requests in flight; the gateway settles them (ledger records,
+    // one-time loads such as the tokenizer) before the measured window and its first sample.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
   send({ type: 'measuring' });
-  const samples = job.recordLatency ? new Samples() : null;
-  const started = performance.now();
-  const raw = await cannon(job, job.durationS, samples);
-  const durationS = (performance.now() - started) / 1000;
+  const latencies: number[] | null = job.recordLatency ? [] : null;
+  const result = await cannon(job, job.durationS, latencies);
   return {
     kind: 'cannon',
-    durationS,
-    ok: raw['2xx'],
-    non2xx: raw.non2xx,
-    errors: raw.errors,
-    timeouts: raw.timeouts,
-    requestsPerSecond: raw['2xx'] / job.durationS,
-    latency: samples?.summary() ?? null,
+    ok: result['2xx'],
+    failed: result.non2xx + result.errors + result.timeouts,
+    requestsPerSecond: result['2xx'] / job.durationS,
+    latency: latencies ? summarise(latencies) : null,
   };
 }
 
-async function run(job: LoadJob): Promise<LoadResult> {
-  switch (job.kind) {
-    case 'cannon': return runCannon(job);
-    case 'ttfb': return runTtfb(job, () => send({ type: 'measuring' }));
-    case 'slow': return runSlow(job, (opened, failed) => send({ type: 'open', opened, failed }));
-    case 'tokens': return runTokens(job);
-  }
+function run(job: LoadJob): Promise<LoadResult> {
+  return job.kind === 'cannon' ? runCannon(job) : runSlowStreams(job, () => send({ type: 'open' }));
 }
 
 let busy = false;
