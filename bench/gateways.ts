@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, type BenchProcess } from './processes.js';
 
-/** Core of the gateway under test; the mock, the load generator and the benchmark share the other. */
+/** Core of the gateway under test; the mock and the benchmark, which generates the load, share the other. */
 export const gatewayCore = 0;
 export const loadCore = 1;
 

@@ -1,13 +1,31 @@
-/**
- * The load generator's slow-stream job, on undici: `count` streams opened at once, held, then
- * aborted. Every wait is bounded.
- */
+/** Many streams opened at once on undici, held, then aborted; every wait is bounded. */
 import { Pool } from 'undici';
-import type { SlowJob, SlowResult } from './load-protocol.js';
+import type { Target } from './load-cannon.js';
+
+/** Opens `count` streams at once, calls `onOpen` when all are open, holds them `holdS`, then aborts them. */
+export interface SlowJob {
+  target: Target;
+  body: string;
+  count: number;
+  openTimeoutS: number;
+  holdS: number;
+  onOpen: () => void;
+}
+
+/** How the streams fared. */
+export interface SlowResult {
+  opened: number;
+  failed: number;
+  /** Streams that ended before the hold was over (should be 0). */
+  endedEarly: number;
+  /** From the first request to the last stream's first byte, ms. */
+  openMs: number;
+  firstError: string | null;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function runSlowStreams(job: SlowJob, onOpen: () => void): Promise<SlowResult> {
+export async function openSlowStreams(job: SlowJob): Promise<SlowResult> {
   const url = new URL(job.target.url);
   const pool = new Pool(url.origin, { connections: job.count, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const headers = { 'content-type': 'application/json', ...job.target.headers };
@@ -45,12 +63,12 @@ export async function runSlowStreams(job: SlowJob, onOpen: () => void): Promise<
   const streams = Array.from({ length: job.count }, one);
   try {
     await Promise.race([allSettled, sleep(job.openTimeoutS * 1000)]);
-    onOpen();
+    job.onOpen();
     await sleep(job.holdS * 1000);
     holding = false;
     abort.abort();
     await Promise.race([Promise.allSettled(streams), sleep(10_000)]);
-    return { kind: 'slow', opened, failed: job.count - opened, endedEarly, openMs: lastOpen - started, firstError };
+    return { opened, failed: job.count - opened, endedEarly, openMs: lastOpen - started, firstError };
   } finally {
     await pool.destroy();
   }

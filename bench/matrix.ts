@@ -9,7 +9,7 @@
  */
 import { gcMicrosPerRequest, readGcSeconds, type GcSeconds } from './gc-metrics.js';
 import { completionBody, type Gateway } from './gateways.js';
-import type { LoadClient } from './load-client.js';
+import { runCannon } from './load-cannon.js';
 import { benchmarkCpuMs, cpuTimeMs, machineCpuMs, memory } from './proc-readings.js';
 import type { LatencySummary } from './stats.js';
 
@@ -65,7 +65,7 @@ export interface MatrixOptions {
   log: (line: string) => void;
 }
 
-async function measureSlice(load: LoadClient, gateway: Gateway, mode: Mode, connections: number, durationS: number, warmupS: number): Promise<Slice> {
+async function measureSlice(gateway: Gateway, mode: Mode, connections: number, durationS: number, warmupS: number): Promise<Slice> {
   const pid = gateway.process.pid;
   const metricsUrl = gateway.name === 'tollgate' ? new URL('/metrics', gateway.url).href : null;
   let cpuStart = 0;
@@ -73,15 +73,13 @@ async function measureSlice(load: LoadClient, gateway: Gateway, mode: Mode, conn
   let machineStart = 0;
   let benchmarkStart = 0;
   let gcStart: Promise<GcSeconds | null> = Promise.resolve(null);
-  const result = await load.cannon({
-    kind: 'cannon',
+  const result = await runCannon({
     target: { url: gateway.url, headers: gateway.headers },
     bodies: [completionBody(mode === 'stream')],
     connections,
     durationS,
     warmupS,
     recordLatency: true,
-  }, (durationS + warmupS + 60) * 1000, {
     onMeasuring: () => {
       cpuStart = cpuTimeMs(pid);
       wallStart = performance.now();
@@ -110,14 +108,14 @@ async function measureSlice(load: LoadClient, gateway: Gateway, mode: Mode, conn
 }
 
 /** Measures every target in alternating slices, after the same unmeasured warm-up for each. */
-export async function runMatrix(load: LoadClient, gateways: Gateway[], options: MatrixOptions): Promise<TargetRun[]> {
+export async function runMatrix(gateways: Gateway[], options: MatrixOptions): Promise<TargetRun[]> {
   const sliceS = Math.max(0.5, options.durationS / options.rounds);
   const sliceWarmupS = Math.min(options.warmupS, 0.5);
   const idle = gateways.map((gateway) => memory(gateway.process.pid).rssMiB);
   // JIT, lazily loaded tables and pools warm up here, not in the first measured slice.
   const warmS = Math.max(2, 2 * options.warmupS);
   for (const gateway of gateways) {
-    for (const mode of modes) await measureSlice(load, gateway, mode, 16, warmS, 0);
+    for (const mode of modes) await measureSlice(gateway, mode, 16, warmS, 0);
   }
   const cells: Cell[][] = gateways.map(() => []);
   for (const mode of modes) {
@@ -126,7 +124,7 @@ export async function runMatrix(load: LoadClient, gateways: Gateway[], options: 
       for (let round = 0; round < options.rounds; round++) {
         for (const [index, gateway] of gateways.entries()) {
           const warmupS = round === 0 ? options.warmupS : sliceWarmupS;
-          slices[index].push(await measureSlice(load, gateway, mode, connections, sliceS, warmupS));
+          slices[index].push(await measureSlice(gateway, mode, connections, sliceS, warmupS));
         }
       }
       for (const [index, taken] of slices.entries()) {

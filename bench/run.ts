@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: what Tollgate adds over a bare pass-through proxy (the floor) and over calling
  * the upstream directly, all on 127.0.0.1 against a fast mock OpenAI upstream, and whether it holds
- * its guards. The gateway under test runs alone on core 0; the mock, the load generator and this
- * process share core 1. Results: a report on stdout and JSON in dist/bench-results/ (see --help).
+ * its guards. The gateway under test runs alone on core 0; the mock and this process, which
+ * generates the load, share core 1. Results: a report on stdout and JSON in dist/bench-results/ (see --help).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
@@ -11,7 +11,6 @@ import { parseBenchOptions, usage, type BenchOptions } from './bench-options.js'
 import { checkGateway, directGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway, type Mock } from './gateways.js';
 import { guardVerdicts } from './guards.js';
 import { runLedgerRate } from './ledger-rate.js';
-import { startLoadClient, type LoadClient } from './load-client.js';
 import { runMatrix, type TargetRun } from './matrix.js';
 import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
 import { compare, formatReport } from './report.js';
@@ -29,7 +28,7 @@ function budgetSeconds(options: BenchOptions): number {
 }
 
 /** Starts the matrix's targets one by one, checks each answers, and measures them all in alternating slices. */
-async function measureMatrix(options: BenchOptions, load: LoadClient, mock: Mock, gatewayPin: number | null): Promise<TargetRun[]> {
+async function measureMatrix(options: BenchOptions, mock: Mock, gatewayPin: number | null): Promise<TargetRun[]> {
   const starters: Record<string, () => Promise<Gateway>> = {
     direct: async () => directGateway(mock),
     floor: () => startFloor(gatewayPin, mock.origin),
@@ -44,7 +43,7 @@ async function measureMatrix(options: BenchOptions, load: LoadClient, mock: Mock
       await checkGateway(gateway);
     }
     log(`\n${gateways.map((gateway) => gateway.name).join(', ')}, interleaved: ${options.rounds} slices of ${(options.durationS / options.rounds).toFixed(1)} s per cell and target, median slice reported`);
-    return await runMatrix(load, gateways, { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log });
+    return await runMatrix(gateways, { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log });
   } finally {
     for (const gateway of gateways) await gateway.stop();
   }
@@ -70,16 +69,15 @@ async function main(): Promise<void> {
     node: process.version,
     cpu: cpus()[0]?.model ?? 'unknown',
     cores,
-    pinning: pinned ? 'gateway on core 0; mock, load generator and benchmark on core 1 (taskset)' : 'NOT PINNED (taskset unavailable or fewer than 2 cores): numbers are noisier',
+    pinning: pinned ? 'gateway on core 0; mock and load generator on core 1 (taskset)' : 'NOT PINNED (taskset unavailable or fewer than 2 cores): numbers are noisier',
   };
   log(`Tollgate benchmark — node ${meta.node}, ${meta.cpu}, ${meta.cores} cores; ${meta.pinning}`);
   log(`cells ${options.durationS} s (+${options.warmupS} s warm-up), connections ${options.connections.join(',')}, Tollgate LOG_LEVEL=${options.logLevel}`);
 
   const mock = await startMock(pinned ? loadCore : null);
-  const load = await startLoadClient(pinned ? loadCore : null);
   try {
-    const runs = options.skip.includes('matrix') ? [] : await measureMatrix(options, load, mock, pinned ? gatewayCore : null);
-    const context: ScenarioContext = { load, mockOrigin: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir, log };
+    const runs = options.skip.includes('matrix') ? [] : await measureMatrix(options, mock, pinned ? gatewayCore : null);
+    const context: ScenarioContext = { mockOrigin: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir, log };
     const runSlow = options.slowStreams > 0 && !options.skip.includes('slow');
     if (runSlow) log(`\n${options.slowStreams} concurrent slow streams (a chunk every 200 ms)`);
     const slow = runSlow ? await runSlowStreams(context, options.slowStreams) : null;
@@ -97,7 +95,6 @@ async function main(): Promise<void> {
     writeFileSync(options.out, `${JSON.stringify({ meta, options, ...results }, null, 2)}\n`);
     log(`\nResults: ${options.out}`);
   } finally {
-    await load.stop();
     await mock.process.stop();
   }
 }

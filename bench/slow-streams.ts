@@ -3,6 +3,8 @@
  * whether all open, and the memory each costs.
  */
 import { completionBody, gatewayCore, startTollgate } from './gateways.js';
+import { runCannon } from './load-cannon.js';
+import { openSlowStreams } from './load-slow-streams.js';
 import { memory } from './proc-readings.js';
 import type { ScenarioContext } from './scenario-context.js';
 
@@ -32,20 +34,19 @@ export async function runSlowStreams(context: ScenarioContext, count: number): P
     config: { vendors: { openai: { maxConnectionsPerOrigin: count + 64 } } },
   });
   try {
-    await context.load.cannon({
-      kind: 'cannon', target: { url: tollgate.url, headers: tollgate.headers }, bodies: [completionBody(false)],
-      connections: 16, durationS: 2, warmupS: 0, recordLatency: false,
-    }, 60_000);
+    const target = { url: tollgate.url, headers: tollgate.headers };
+    await runCannon({ target, bodies: [completionBody(false)], connections: 16, durationS: 2, warmupS: 0, recordLatency: false });
     await sleep(500);
     const rssBeforeMiB = memory(tollgate.process.pid).rssMiB;
     let rssOpenMiB = 0;
     const sample = () => { rssOpenMiB = Math.max(rssOpenMiB, memory(tollgate.process.pid).rssMiB); };
     let sampler: NodeJS.Timeout | undefined;
-    const result = await context.load.slowStreams({
-      kind: 'slow', target: { url: tollgate.url, headers: tollgate.headers },
+    const result = await openSlowStreams({
+      target, count, openTimeoutS: 15, holdS: 3,
       // 150 chunks 200 ms apart: each stream lasts 30 s, longer than opening and holding them all.
-      body: completionBody(true, 150), count, openTimeoutS: 15, holdS: 3,
-    }, 90_000, { onOpen: () => { sample(); sampler = setInterval(sample, 200); } });
+      body: completionBody(true, 150),
+      onOpen: () => { sample(); sampler = setInterval(sample, 200); },
+    });
     clearInterval(sampler);
     await sleep(1_000);
     const rssAfterMiB = memory(tollgate.process.pid).rssMiB;

@@ -1,5 +1,6 @@
 /** The soak: a fresh Tollgate under steady load for minutes, its RSS sampled to show whether memory stays flat. */
 import { completionBody, gatewayCore, startTollgate } from './gateways.js';
+import { runCannon } from './load-cannon.js';
 import { memory } from './proc-readings.js';
 import type { ScenarioContext } from './scenario-context.js';
 
@@ -45,11 +46,10 @@ export async function runSoak(context: ScenarioContext, minutes: number): Promis
     let started = 0;
     let sampler: NodeJS.Timeout | undefined;
     const sample = () => samples.push({ atS: (performance.now() - started) / 1000, rssMiB: memory(tollgate.process.pid).rssMiB });
-    const result = await context.load.cannon({
-      kind: 'cannon', target: { url: tollgate.url, headers: tollgate.headers },
+    const result = await runCannon({
+      target: { url: tollgate.url, headers: tollgate.headers },
       bodies: [completionBody(false), completionBody(true)], connections: 16,
       durationS, warmupS: Math.min(10, Math.max(3, durationS / 10)), recordLatency: false,
-    }, (durationS + 120) * 1000, {
       onMeasuring: () => { started = performance.now(); sample(); sampler = setInterval(sample, intervalMs); },
     });
     clearInterval(sampler);

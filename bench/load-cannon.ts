@@ -1,13 +1,41 @@
 /**
- * The load generator, a child process of the benchmark pinned next to the mock, away from the
- * gateway. It takes one job at a time over IPC and answers with its result. Closed-loop HTTP load
- * is autocannon's; its latency histogram has 1 ms resolution, too coarse for sub-millisecond
- * overheads, so every response time is also kept here at full precision.
+ * Closed-loop HTTP load with autocannon: `connections` in flight, each sending back to back. Its
+ * latency histogram has 1 ms resolution, too coarse for sub-millisecond overheads, so every
+ * response time is also kept here at full precision.
  */
 import { createRequire } from 'node:module';
-import type { CannonJob, CannonResult, LoadJob, LoadMessage, LoadResult } from './load-protocol.js';
-import { runSlowStreams } from './load-slow-streams.js';
-import { summarise } from './stats.js';
+import { summarise, type LatencySummary } from './stats.js';
+
+/** Where the load goes. */
+export interface Target {
+  /** Full URL of the completions endpoint. */
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** One closed-loop run. */
+export interface CannonJob {
+  target: Target;
+  /** Request bodies, cycled per connection (one entry: the same request every time). */
+  bodies: string[];
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  /** Keep per-request latencies (off for long soaks). */
+  recordLatency: boolean;
+  /** Called when the warm-up is over and the measured window starts. */
+  onMeasuring?: () => void;
+}
+
+/** What the measured window saw. */
+export interface CannonResult {
+  /** 2xx responses. */
+  ok: number;
+  /** Other statuses, errors and timeouts. */
+  failed: number;
+  requestsPerSecond: number;
+  latency: LatencySummary | null;
+}
 
 /** The part of autocannon's API used here (it ships no types). */
 interface AutocannonOptions {
@@ -27,8 +55,6 @@ interface AutocannonInstance {
 type Autocannon = (options: AutocannonOptions, done: (error: Error | null, result: AutocannonResult) => void) => AutocannonInstance;
 
 const autocannon: Autocannon = createRequire(import.meta.url)('autocannon');
-
-const send = (message: LoadMessage) => process.send?.(message);
 
 function cannon(job: CannonJob, durationS: number, latencies: number[] | null): Promise<AutocannonResult> {
   return new Promise((resolve, reject) => {
@@ -52,37 +78,24 @@ function cannon(job: CannonJob, durationS: number, latencies: number[] | null): 
   });
 }
 
-async function runCannon(job: CannonJob): Promise<CannonResult> {
+export async function runCannon(job: CannonJob): Promise<CannonResult> {
   if (job.warmupS > 0) {
     await cannon(job, job.warmupS, null);
     // Stopping the warm-up cuts its requests in flight; the gateway settles them (ledger records,
     // one-time loads such as the tokenizer) before the measured window and its first sample.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
-  send({ type: 'measuring' });
+  job.onMeasuring?.();
   const latencies: number[] | null = job.recordLatency ? [] : null;
+  const started = performance.now();
   const result = await cannon(job, job.durationS, latencies);
+  // autocannon stops at its next whole-second sample, so a window runs longer than asked unless
+  // its length is a whole number of seconds: the rate is over the time it really ran.
+  const elapsedS = (performance.now() - started) / 1000;
   return {
-    kind: 'cannon',
     ok: result['2xx'],
     failed: result.non2xx + result.errors + result.timeouts,
-    requestsPerSecond: result['2xx'] / job.durationS,
+    requestsPerSecond: result['2xx'] / elapsedS,
     latency: latencies ? summarise(latencies) : null,
   };
 }
-
-function run(job: LoadJob): Promise<LoadResult> {
-  return job.kind === 'cannon' ? runCannon(job) : runSlowStreams(job, () => send({ type: 'open' }));
-}
-
-let busy = false;
-process.on('message', (job: LoadJob) => {
-  if (busy) return send({ type: 'error', message: 'a job is already running' });
-  busy = true;
-  run(job).then(
-    (result) => send({ type: 'result', result }),
-    (error: unknown) => send({ type: 'error', message: (error as Error).stack ?? String(error) }),
-  ).finally(() => { busy = false; });
-});
-process.on('disconnect', () => process.exit(0));
-send({ type: 'ready' });
