@@ -8,13 +8,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname } from 'node:path';
 import { parseBenchOptions, usage, type BenchOptions } from './bench-options.js';
-import { checkGateway, directGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway, type Mock } from './gateways.js';
+import { checkGateway, directGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway, type Mock, type TollgateOptions } from './gateways.js';
 import { guardVerdicts } from './guards.js';
 import { runLedgerRate } from './ledger-rate.js';
 import { runMatrix, type TargetRun } from './matrix.js';
 import { guardChildren, killAll, pinSelf, tasksetAvailable } from './processes.js';
 import { compare, formatReport } from './report.js';
-import type { ScenarioContext } from './scenario-context.js';
 import { runSlowStreams } from './slow-streams.js';
 import { runSoak } from './soak.js';
 
@@ -28,11 +27,11 @@ function budgetSeconds(options: BenchOptions): number {
 }
 
 /** Starts the matrix's targets one by one, checks each answers, and measures them all in alternating slices. */
-async function measureMatrix(options: BenchOptions, mock: Mock, gatewayPin: number | null): Promise<TargetRun[]> {
+async function measureMatrix(options: BenchOptions, mock: Mock, tollgateOptions: TollgateOptions): Promise<TargetRun[]> {
   const starters: Record<string, () => Promise<Gateway>> = {
     direct: async () => directGateway(mock),
-    floor: () => startFloor(gatewayPin, mock.origin),
-    tollgate: () => startTollgate({ core: gatewayPin, openaiBaseUrl: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir }),
+    floor: () => startFloor(tollgateOptions.core, mock.origin),
+    tollgate: () => startTollgate(tollgateOptions),
   };
   const gateways: Gateway[] = [];
   try {
@@ -47,6 +46,13 @@ async function measureMatrix(options: BenchOptions, mock: Mock, gatewayPin: numb
   } finally {
     for (const gateway of gateways) await gateway.stop();
   }
+}
+
+/** Runs a phase under its heading, or skips it (null). */
+async function phase<T>(enabled: boolean, heading: string, run: () => Promise<T>): Promise<T | null> {
+  if (!enabled) return null;
+  log(`\n${heading}`);
+  return run();
 }
 
 async function main(): Promise<void> {
@@ -76,17 +82,14 @@ async function main(): Promise<void> {
 
   const mock = await startMock(pinned ? loadCore : null);
   try {
-    const runs = options.skip.includes('matrix') ? [] : await measureMatrix(options, mock, pinned ? gatewayCore : null);
-    const context: ScenarioContext = { mockOrigin: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir, log };
-    const runSlow = options.slowStreams > 0 && !options.skip.includes('slow');
-    if (runSlow) log(`\n${options.slowStreams} concurrent slow streams (a chunk every 200 ms)`);
-    const slow = runSlow ? await runSlowStreams(context, options.slowStreams) : null;
-    const runSoaking = options.soakMinutes > 0 && !options.skip.includes('soak');
-    if (runSoaking) log(`\nSoak, ${options.soakMinutes} min`);
-    const soak = runSoaking ? await runSoak(context, options.soakMinutes) : null;
-    const runLedger = !options.skip.includes('ledger');
-    if (runLedger) log('\nLedger insert rate');
-    const ledger = runLedger ? await runLedgerRate(options.ledgerRecords, log) : null;
+    // The matrix's Tollgate and each scenario's are fresh ones started alike.
+    const tollgateOptions: TollgateOptions = { core: pinned ? gatewayCore : null, openaiBaseUrl: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir };
+    const skipped = (name: string) => options.skip.includes(name);
+    const runs = skipped('matrix') ? [] : await measureMatrix(options, mock, tollgateOptions);
+    const slow = await phase(options.slowStreams > 0 && !skipped('slow'), `${options.slowStreams} concurrent slow streams (a chunk every 200 ms)`,
+      () => runSlowStreams(tollgateOptions, options.slowStreams, log));
+    const soak = await phase(options.soakMinutes > 0 && !skipped('soak'), `Soak, ${options.soakMinutes} min`, () => runSoak(tollgateOptions, options.soakMinutes, log));
+    const ledger = await phase(!skipped('ledger'), 'Ledger insert rate', () => runLedgerRate(options.ledgerRecords, log));
 
     const comparisons = compare(runs, options.connections);
     const results = { runs, comparisons, verdicts: guardVerdicts(comparisons, runs), slow, soak, ledger };

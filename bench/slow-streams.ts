@@ -2,11 +2,10 @@
  * Many slow streams held open at once on a fresh Tollgate (a chunk every 200 ms from the mock):
  * whether all open, and the memory each costs.
  */
-import { completionBody, gatewayCore, startTollgate } from './gateways.js';
+import { completionBody, startTollgate, type TollgateOptions } from './gateways.js';
 import { runCannon } from './load-cannon.js';
 import { openSlowStreams } from './load-slow-streams.js';
 import { memory } from './proc-readings.js';
-import type { ScenarioContext } from './scenario-context.js';
 
 /** The slow-stream figures. */
 export interface SlowStreamsResult {
@@ -27,9 +26,11 @@ export interface SlowStreamsResult {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function runSlowStreams(context: ScenarioContext, count: number): Promise<SlowStreamsResult> {
+/** `count` streams on a Tollgate started with `tollgateOptions`, its upstream slowed down. */
+export async function runSlowStreams(tollgateOptions: TollgateOptions, count: number, log: (line: string) => void): Promise<SlowStreamsResult> {
   const tollgate = await startTollgate({
-    core: gatewayCore, openaiBaseUrl: `${context.mockOrigin}/delay-200`, logLevel: context.logLevel, dbDir: context.dbDir,
+    ...tollgateOptions,
+    openaiBaseUrl: `${tollgateOptions.openaiBaseUrl}/delay-200`,
     // Tollgate pools 64 connections per upstream origin by default; more streams than that would queue.
     config: { vendors: { openai: { maxConnectionsPerOrigin: count + 64 } } },
   });
@@ -51,7 +52,7 @@ export async function runSlowStreams(context: ScenarioContext, count: number): P
     await sleep(1_000);
     const rssAfterMiB = memory(tollgate.process.pid).rssMiB;
     const perStreamKiB = result.opened > 0 ? ((rssOpenMiB - rssBeforeMiB) * 1024) / result.opened : NaN;
-    context.log(`  slow streams: ${result.opened}/${count} open in ${result.openMs.toFixed(0)} ms, RSS ${rssBeforeMiB.toFixed(1)} → ${rssOpenMiB.toFixed(1)} MiB (${perStreamKiB.toFixed(1)} KiB/stream), after ${rssAfterMiB.toFixed(1)} MiB${result.firstError ? `, first error: ${result.firstError}` : ''}`);
+    log(`  slow streams: ${result.opened}/${count} open in ${result.openMs.toFixed(0)} ms, RSS ${rssBeforeMiB.toFixed(1)} → ${rssOpenMiB.toFixed(1)} MiB (${perStreamKiB.toFixed(1)} KiB/stream), after ${rssAfterMiB.toFixed(1)} MiB${result.firstError ? `, first error: ${result.firstError}` : ''}`);
     return {
       requested: count, opened: result.opened, failed: result.failed, endedEarly: result.endedEarly, openMs: result.openMs,
       rssBeforeMiB, rssOpenMiB, rssAfterMiB, perStreamKiB, firstError: result.firstError,

@@ -1,8 +1,7 @@
 /** The soak: a fresh Tollgate under steady load for minutes, its RSS sampled to show whether memory stays flat. */
-import { completionBody, gatewayCore, startTollgate } from './gateways.js';
+import { completionBody, startTollgate, type TollgateOptions } from './gateways.js';
 import { runCannon } from './load-cannon.js';
 import { memory } from './proc-readings.js';
-import type { ScenarioContext } from './scenario-context.js';
 
 /** One RSS reading, seconds into the measured window. */
 export interface RssSample {
@@ -36,9 +35,9 @@ function slopePerMinute(samples: RssSample[]): number {
   return denominator === 0 ? 0 : (numerator / denominator) * 60;
 }
 
-/** 16 connections alternating non-stream and stream requests for `minutes`. */
-export async function runSoak(context: ScenarioContext, minutes: number): Promise<SoakResult> {
-  const tollgate = await startTollgate({ core: gatewayCore, openaiBaseUrl: context.mockOrigin, logLevel: context.logLevel, dbDir: context.dbDir });
+/** 16 connections alternating non-stream and stream requests for `minutes`, on a Tollgate started with `tollgateOptions`. */
+export async function runSoak(tollgateOptions: TollgateOptions, minutes: number, log: (line: string) => void): Promise<SoakResult> {
+  const tollgate = await startTollgate(tollgateOptions);
   try {
     const durationS = Math.max(1, Math.round(minutes * 60));
     const intervalMs = Math.min(10_000, Math.max(1_000, (durationS * 1000) / 60));
@@ -59,7 +58,7 @@ export async function runSoak(context: ScenarioContext, minutes: number): Promis
       minutes, requests: result.ok, failed: result.failed, requestsPerSecond: result.requestsPerSecond, samples,
       rssStartMiB: rss[0], rssEndMiB: rss[rss.length - 1], rssMaxMiB: Math.max(...rss), slopeMiBPerMinute: slopePerMinute(samples),
     };
-    context.log(`  soak ${minutes} min: ${soak.requests} requests (${soak.requestsPerSecond.toFixed(0)}/s, ${soak.failed} failed), RSS ${soak.rssStartMiB.toFixed(1)} → ${soak.rssEndMiB.toFixed(1)} MiB (max ${soak.rssMaxMiB.toFixed(1)}, ${soak.slopeMiBPerMinute.toFixed(2)} MiB/min)`);
+    log(`  soak ${minutes} min: ${soak.requests} requests (${soak.requestsPerSecond.toFixed(0)}/s, ${soak.failed} failed), RSS ${soak.rssStartMiB.toFixed(1)} → ${soak.rssEndMiB.toFixed(1)} MiB (max ${soak.rssMaxMiB.toFixed(1)}, ${soak.slopeMiBPerMinute.toFixed(2)} MiB/min)`);
     return soak;
   } finally {
     await tollgate.stop();
