@@ -47,8 +47,8 @@ export function directGateway(mock: Mock): Gateway {
 
 export async function startFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
   const floor = spawnProcess({ name: 'floor proxy', core, args: [here('./floor-proxy.js')], env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey }, ipc: true });
-  const { match, at } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
-  return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: at - floor.spawnedAt, stop: () => floor.stop() };
+  const { match, afterMs } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
+  return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: afterMs, stop: () => floor.stop() };
 }
 
 /** How to start one Tollgate. */
@@ -82,7 +82,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Gateway> 
   const tollgate = spawnProcess({ name: 'tollgate', core: options.core, args: [here('../src/main.js'), 'serve', '--workers', '1'], env });
   const removeDirectory = () => rmSync(directory, { recursive: true, force: true });
   try {
-    const { match, at } = await tollgate.waitFor(/Tollgate listening on (http:\/\/\S+)/, 60_000);
+    const { match, afterMs } = await tollgate.waitFor(/Tollgate listening on (http:\/\/\S+)/, 60_000);
     // A fresh database prints the default account's key once, alone on its line.
     const { match: keyMatch } = await tollgate.waitFor(/^\s*(tg_\S+)\s*$/m, 5_000);
     return {
@@ -90,7 +90,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Gateway> 
       url: `${match[1]}/v5/completions`,
       headers: { 'x-api-key': keyMatch[1] },
       process: tollgate,
-      startupMs: at - tollgate.spawnedAt,
+      startupMs: afterMs,
       stop: async () => { await tollgate.stop(10_000); removeDirectory(); },
     };
   } catch (error) {

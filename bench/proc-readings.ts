@@ -1,7 +1,7 @@
 /** CPU time and memory of processes and of the whole machine, read from /proc (Linux). */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { runningProcesses } from './processes.js';
+import { runningPids } from './processes.js';
 
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
@@ -26,9 +26,9 @@ export function machineCpuMs(): number {
 /** CPU time of the benchmark and every child still running, ms. */
 export function benchmarkCpuMs(): number {
   let total = cpuTimeMs(process.pid);
-  for (const entry of runningProcesses()) {
+  for (const pid of runningPids()) {
     try {
-      total += cpuTimeMs(entry.pid);
+      total += cpuTimeMs(pid);
     } catch {
       // It exited between the listing and the read.
     }

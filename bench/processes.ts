@@ -6,16 +6,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
 export const tasksetAvailable = spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 
+/** A child process of the benchmark. */
 export interface BenchProcess {
   name: string;
-  child: ChildProcess;
   pid: number;
-  /** performance.now() at spawn. */
-  spawnedAt: number;
-  /** The start of its output and the latest of it, for error messages. */
-  output(): string;
-  /** Resolves with the first match of `pattern` in the start of stdout, and when it appeared (performance.now()). */
-  waitFor(pattern: RegExp, timeoutMs: number): Promise<{ match: RegExpExecArray; at: number }>;
+  /** Resolves with the first match of `pattern` in the start of stdout, and how long after the spawn it appeared. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<{ match: RegExpExecArray; afterMs: number }>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once exited. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -31,20 +27,20 @@ export interface SpawnOptions {
   ipc?: boolean;
 }
 
-const running = new Set<BenchProcess>();
+const running = new Set<ChildProcess>();
 
-/** The child processes still running. */
-export function runningProcesses(): BenchProcess[] {
-  return [...running];
+/** The pids of the children still running. */
+export function runningPids(): number[] {
+  return [...running].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
 }
 
 /** Kills every child still running, synchronously, so an 'exit' handler can use it. */
 export function killAll(): void {
-  for (const entry of running) entry.child.kill('SIGKILL');
+  for (const child of running) child.kill('SIGKILL');
   running.clear();
 }
 
-/** Takes the children down with the benchmark on exit, a signal or an uncaught error. */
+/** Takes the children down with the benchmark when it exits (an uncaught error included) or is interrupted. */
 export function guardChildren(): void {
   process.on('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -54,11 +50,6 @@ export function guardChildren(): void {
       process.exit(130);
     });
   }
-  process.on('uncaughtException', (error) => {
-    process.stderr.write(`bench: ${error.stack ?? error}\n`);
-    killAll();
-    process.exit(1);
-  });
 }
 
 /** Moves this process (all its threads) to `core`; false when taskset is unavailable. */
@@ -97,22 +88,22 @@ export function spawnProcess(options: SpawnOptions): BenchProcess {
   child.stdout?.setEncoding('utf8').on('data', (text: string) => stdout.add(text));
   child.stderr?.setEncoding('utf8').on('data', (text: string) => stderr.add(text));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const handle: BenchProcess = {
+  const output = () => stdout.text + (stderr.text ? `\n[stderr]\n${stderr.text}` : '');
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return {
     name: options.name,
-    child,
     pid: child.pid ?? -1,
-    spawnedAt,
-    output: () => stdout.text + (stderr.text ? `\n[stderr]\n${stderr.text}` : ''),
     waitFor(pattern, timeoutMs) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const match = pattern.exec(stdout.start);
           if (!match) return;
           cleanup();
-          resolve({ match, at: performance.now() });
+          resolve({ match, afterMs: performance.now() - spawnedAt });
         };
-        const onExit = (code: number | null) => { cleanup(); reject(new Error(`${options.name} exited (${code}) before printing ${pattern}:\n${handle.output()}`)); };
-        const timer = setTimeout(() => { cleanup(); reject(new Error(`${options.name} did not print ${pattern} within ${timeoutMs} ms:\n${handle.output()}`)); }, timeoutMs);
+        const onExit = (code: number | null) => { cleanup(); reject(new Error(`${options.name} exited (${code}) before printing ${pattern}:\n${output()}`)); };
+        const timer = setTimeout(() => { cleanup(); reject(new Error(`${options.name} did not print ${pattern} within ${timeoutMs} ms:\n${output()}`)); }, timeoutMs);
         const cleanup = () => { clearTimeout(timer); child.stdout?.off('data', check); child.off('exit', onExit); };
         child.stdout?.on('data', check);
         child.once('exit', onExit);
@@ -126,10 +117,7 @@ export function spawnProcess(options: SpawnOptions): BenchProcess {
         await exited;
         clearTimeout(timer);
       }
-      running.delete(handle);
+      running.delete(child);
     },
   };
-  running.add(handle);
-  child.once('exit', () => running.delete(handle));
-  return handle;
 }
