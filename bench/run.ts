@@ -56,7 +56,13 @@ async function phase<T>(enabled: boolean, heading: string, run: () => Promise<T>
 }
 
 async function main(): Promise<void> {
-  const options = parseBenchOptions(process.argv.slice(2));
+  let options: BenchOptions | null;
+  try {
+    options = parseBenchOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : error}\n${usage}\n`);
+    process.exit(2);
+  }
   if (!options) {
     log(usage);
     return;
