@@ -1,9 +1,9 @@
 /**
- * Ledger write rate on PostgreSQL: W writers, each awaiting one `recordUsage` after another (as W
+ * The PostgreSQL ledger's write rate: W writers, each awaiting one `recordUsage` after another (as W
  * requests finishing at once would), into a scratch database created for the run and dropped after,
- * after a warm-up of up to 5,000 records that is not counted.
- * `--single` writes one INSERT per record instead of the storage's batches, for comparison.
- * Not part of `npm run bench` (which needs no database server).
+ * after a warm-up of up to 5,000 records that is not counted. `--single` writes one INSERT a record
+ * instead of the storage's batches, to weigh the batching. Not part of `npm run bench`, which needs
+ * no database server.
  *
  *   npm run bench:ledger-postgres -- [--url postgres://postgres@127.0.0.1:5432/postgres]
  *        [--writers 16] [--records 20000] [--single]
@@ -13,10 +13,10 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { completionId } from '../src/completions/completion-id.js';
-import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.js';
+import { createStorage } from '../src/storage/create-storage.js';
 import type { UsageRecord } from '../src/storage/types.js';
 import { usageColumns, usageValues } from '../src/storage/usage-row.js';
-import { Samples } from './stats.js';
+import { summarise } from './stats.js';
 
 interface Options {
   url: string;
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   await admin.query(`CREATE DATABASE ${scratchName}`);
   const scratch = new URL(options.url);
   scratch.pathname = `/${scratchName}`;
-  const storage = createPostgresStorage(scratch.href);
+  const storage = await createStorage(scratch.href);
   const pool = new pg.Pool({ connectionString: scratch.href, max: 10 });
   // Dropping the scratch database at the end ends any connection still open to it.
   pool.on('error', () => {});
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
         await write(record());
       }
     }));
-    const samples = new Samples();
+    const latencies: number[] = [];
     let started = 0;
     const cpuBefore = process.cpuUsage();
     const wallBefore = performance.now();
@@ -82,17 +82,17 @@ async function main(): Promise<void> {
         started++;
         const before = performance.now();
         if (!(await write(record()))) throw new Error('a record was not inserted');
-        samples.add(performance.now() - before);
+        latencies.push(performance.now() - before);
       }
     }));
     const seconds = (performance.now() - wallBefore) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
-    const summary = samples.summary()!;
+    const summary = summarise(latencies);
     const stored = Number((await pool.query<{ count: string }>('SELECT COUNT(*) AS count FROM usage_records')).rows[0].count);
     if (stored !== warmup + options.records) throw new Error(`${stored} records stored, ${warmup + options.records} written`);
     const way = options.single ? 'one INSERT a record' : 'batched (the storage)';
     process.stdout.write(`${way}, ${options.writers} writers: ${options.records} records in ${seconds.toFixed(2)} s = ${(options.records / seconds).toFixed(0)}/s; `
-      + `this process's CPU ${((cpu.user + cpu.system) / options.records).toFixed(1)} µs a record; per write p50 ${summary.p50.toFixed(2)} ms, p99 ${summary.p99.toFixed(2)} ms\n`);
+      + `this process's CPU ${((cpu.user + cpu.system) / options.records).toFixed(1)} µs a record; per write p50 ${summary?.p50.toFixed(2)} ms, p99 ${summary?.p99.toFixed(2)} ms\n`);
   } finally {
     await pool.end();
     await storage.close();

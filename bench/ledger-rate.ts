@@ -1,16 +1,9 @@
-/**
- * Ledger insert rate of the SQLite storage, measured directly: N usage records with random
- * request ids (the worst case for the request-id index), one awaited `recordUsage` after another, into a fresh database. Run as a child (pinned like the gateway);
- * prints one JSON line. Usage: node dist/bench/ledger-rate.js [N]
- */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
-import type { UsageRecord } from '../src/storage/types.js';
-import { Samples } from './stats.js';
+/** `npm run bench`'s ledger phase: runs ledger-rate-sqlite.ts as a child on the gateway core and reads its result. */
+import { fileURLToPath } from 'node:url';
+import { gatewayCore } from './gateways.js';
+import { spawnProcess } from './processes.js';
 
+/** The SQLite ledger's sequential insert rate. */
 export interface LedgerRateResult {
   records: number;
   seconds: number;
@@ -20,55 +13,15 @@ export interface LedgerRateResult {
   p99Ms: number;
 }
 
-async function main(): Promise<void> {
-  const count = Math.min(Math.max(Number(process.argv[2] ?? 20_000) || 20_000, 1), 1_000_000);
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-ledger-bench-'));
-  const storage = createSqliteStorage(join(dir, 'ledger.db'));
+export async function runLedgerRate(records: number, log: (line: string) => void): Promise<LedgerRateResult> {
+  const script = fileURLToPath(new URL('./ledger-rate-sqlite.js', import.meta.url));
+  const child = spawnProcess({ name: 'ledger rate', core: gatewayCore, args: [script, String(records)] });
   try {
-    await storage.migrate();
-    const account = await storage.createAccount('bench');
-    const keyId = 'key_bench';
-    await storage.createKey({ id: keyId, accountId: account.id, name: 'bench', prefix: 'tg_bench', secretHash: '0'.repeat(64) });
-    const record = (index: number): UsageRecord => ({
-      // Random ids (`cmpl-` + 24 characters), so inserts land all over the primary-key index: the worst
-      // case. The gateway's own ids begin with their time (completion-id.ts) and land next to each other.
-      requestId: `cmpl-${randomBytes(18).toString('base64url')}`,
-      accountId: account.id,
-      keyId,
-      model: 'openai/gpt-3.5-turbo-instruct',
-      vendor: 'openai',
-      promptTokens: 8,
-      completionTokens: 20,
-      totalTokens: 28,
-      cachedTokens: null,
-      reasoningTokens: null,
-      estimated: false,
-      stream: index % 2 === 0,
-      outcome: 'success',
-      status: 200,
-      errorCode: null,
-      latencyMs: 1.5,
-      ttftMs: 0.8,
-      createdAt: new Date().toISOString(),
-    });
-    const samples = new Samples();
-    const started = performance.now();
-    for (let index = 0; index < count; index++) {
-      const before = performance.now();
-      if (!(await storage.recordUsage(record(index)))) throw new Error(`record ${index} was not inserted`);
-      samples.add(performance.now() - before);
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const summary = samples.summary()!;
-    const result: LedgerRateResult = { records: count, seconds, perSecond: count / seconds, p50Ms: summary.p50, p99Ms: summary.p99 };
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const { match } = await child.waitFor(/^\{.*\}$/m, 120_000);
+    const result: LedgerRateResult = JSON.parse(match[0]);
+    log(`  ledger: ${result.records} sequential inserts in ${result.seconds.toFixed(2)} s = ${result.perSecond.toFixed(0)}/s (p50 ${(result.p50Ms * 1000).toFixed(0)} µs, p99 ${(result.p99Ms * 1000).toFixed(0)} µs)`);
+    return result;
   } finally {
-    await storage.close();
-    rmSync(dir, { recursive: true, force: true });
+    await child.stop();
   }
 }
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${(error as Error).stack ?? error}\n`);
-  process.exit(1);
-});

@@ -2,8 +2,8 @@
  * A fast mock of OpenAI's `POST /v1/completions`, run as its own process by the benchmark.
  * Non-stream: one small `text_completion` with usage. Stream: `max_tokens` (default 20) chunks, a usage
  * chunk when `stream_options.include_usage` is set, then `data: [DONE]`, all written at once.
- * A path prefix `/delay-MS/v1/completions` (or `?delay=MS`) drips one chunk every MS instead, for
- * slow-stream tests (a base URL can carry the prefix; it cannot carry a query).
+ * A path prefix `/delay-MS/v1/completions` drips one chunk every MS instead, for the slow streams
+ * (a prefix, so that a vendor's base URL can carry it).
  * Prints `mock listening on URL` once ready. Env: PORT (default 0).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -59,12 +59,11 @@ interface RequestBody {
   stream_options?: { include_usage?: unknown } | null;
 }
 
-function route(url: string): { ok: boolean; delayMs: number } {
-  const match = /^(?:\/delay-(\d+))?\/v1\/completions(?:\?(.*))?$/.exec(url);
-  if (!match) return { ok: false, delayMs: 0 };
-  const query = new URLSearchParams(match[2] ?? '');
-  const delayMs = Number(match[1] ?? query.get('delay') ?? 0);
-  return { ok: true, delayMs: Number.isFinite(delayMs) && delayMs > 0 ? Math.min(delayMs, 60_000) : 0 };
+/** The drip interval a path asks for (0: all at once), or null for a path the mock does not serve. */
+function delayOf(url: string): number | null {
+  const match = /^(?:\/delay-(\d+))?\/v1\/completions$/.exec(url);
+  if (!match) return null;
+  return Math.min(Number(match[1] ?? 0), 60_000);
 }
 
 function drip(response: ServerResponse, events: string[], delayMs: number): void {
@@ -80,8 +79,8 @@ function drip(response: ServerResponse, events: string[], delayMs: number): void
 }
 
 function handle(request: IncomingMessage, response: ServerResponse, raw: string): void {
-  const target = route(request.url ?? '');
-  if (request.method !== 'POST' || !target.ok) {
+  const delayMs = delayOf(request.url ?? '');
+  if (request.method !== 'POST' || delayMs === null) {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found","type":"invalid_request_error"}}');
     return;
   }
@@ -102,7 +101,7 @@ function handle(request: IncomingMessage, response: ServerResponse, raw: string)
   const includeUsage = body.stream_options?.include_usage === true;
   const count = Math.min(Math.max(wanted, 1), 1_000);
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  if (target.delayMs > 0) drip(response, streamEvents(model, includeUsage, count), target.delayMs);
+  if (delayMs > 0) drip(response, streamEvents(model, includeUsage, count), delayMs);
   else response.end(cached(`sse ${model} ${includeUsage} ${count}`, () => streamEvents(model, includeUsage, count).join('')));
 }
 
