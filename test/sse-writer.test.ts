@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { SseWriter } from '../src/http/sse-writer.js';
 
-/** Each request's script: events with their ASCII declaration, `null` for a pause (one batch each side). */
+/** Each request's script: events, each sent without waiting (`true`) or awaited (`false`); `null` for a pause of a few milliseconds. */
 type Script = ([string, boolean] | null)[];
 let script: Script = [];
 let server: Server;
@@ -16,6 +17,7 @@ before(async () => {
     const sse = new SseWriter(response, {}, 60_000);
     for (const step of script) {
       if (step === null) await new Promise((resolve) => setTimeout(resolve, 5));
+      else if (step[1]) void sse.send(step[0]);
       else await sse.send(step[0]);
     }
     sse.done();
@@ -81,4 +83,17 @@ test('a stream that sent events before its end stays chunked', async () => {
   assert.equal(bytes.toString('utf8'), `data: first\n\ndata: later ü\n\n${done}`);
   assert.equal(headers['transfer-encoding'], 'chunked');
   assert.equal(headers['content-length'], undefined);
+});
+
+test('property: whatever the events and however their writes fall into event-loop passes, the client gets exactly their text, in order', async () => {
+  const event = fc.string({ unit: 'grapheme', maxLength: 40 }).map((text) => `data: ${JSON.stringify(text)}\n\n`);
+  const step = fc.oneof(fc.tuple(event, fc.boolean()), fc.constant(null));
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { maxLength: 12 }), async (steps) => {
+      const expected = steps.flatMap((one) => (one ? [one[0]] : [])).join('') + done;
+      const bytes = await bytesOf(steps);
+      assert.equal(bytes.toString('utf8'), expected);
+    }),
+    { numRuns: 40 },
+  );
 });

@@ -93,15 +93,16 @@ export class CompletionRun {
     const accumulator = new ChoiceAccumulator(this.choiceCount, this.target.request.logprobs !== null, false);
     const created = Math.floor(Date.now() / 1000);
     let fingerprint = GATEWAY_FINGERPRINT;
-    const chunk = (index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: Completion['choices'][number]['finish_reason']): Completion => ({
-      id: this.ids.completionId,
-      object: 'text_completion',
-      created,
-      choices: [{ text, index, logprobs, finish_reason: finishReason }],
-      model: this.parsed.model,
-      system_fingerprint: fingerprint,
-      ...(this.parsed.includeUsage ? { usage: null } : {}),
-    });
+    const includeUsage = this.parsed.includeUsage;
+    const chunk = (index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: Completion['choices'][number]['finish_reason']): Completion => {
+      const choices = [{ text, index, logprobs, finish_reason: finishReason }];
+      const { completionId: id } = this.ids;
+      const model = this.parsed.model;
+      // OpenAI sends `usage: null` on every chunk of a stream that asked for usage, and no field otherwise.
+      return includeUsage
+        ? { id, object: 'text_completion', created, choices, model, system_fingerprint: fingerprint, usage: null }
+        : { id, object: 'text_completion', created, choices, model, system_fingerprint: fingerprint };
+    };
     let readToEnd = false;
     try {
       for await (const batch of this.generate(signal)) {

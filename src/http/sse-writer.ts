@@ -14,6 +14,12 @@ export class SseWriter {
   private readonly headers: Record<string, string>;
   private readonly keepAlive: NodeJS.Timeout;
   private lastWriteAt = performance.now();
+  /** Writes are corked until the event loop's check phase (see `write`). */
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.response.uncork();
+  };
 
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
@@ -63,10 +69,20 @@ export class SseWriter {
     this.response.end(text);
   }
 
+  /**
+   * Events written during one pass of the event loop leave together: the response is corked at the
+   * first and uncorked once the pass's I/O is handled (`setImmediate`), so upstream reads that
+   * arrive together cost one socket write, not one each.
+   */
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.start();
     this.lastWriteAt = performance.now();
+    if (!this.corked) {
+      this.corked = true;
+      this.response.cork();
+      setImmediate(this.uncork);
+    }
     return this.response.write(text);
   }
 

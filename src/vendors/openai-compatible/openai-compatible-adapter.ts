@@ -52,11 +52,23 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     else authHeaders.authorization = `Bearer ${options.apiKey}`;
   }
 
+  // One URL per mode and model, built at its first call (models come from the catalogue).
+  const urls = new Map<string, URL>();
+  const urlFor = (mode: OpenAICompatiblePlan['mode'], model: string): URL => {
+    const key = `${mode} ${model}`;
+    let url = urls.get(key);
+    if (url === undefined) {
+      url = openaiCompatibleUrl(preset, options.baseUrl, mode, model, options.apiVersion);
+      if (urls.size < 1_000) urls.set(key, url);
+    }
+    return url;
+  };
+
   const callFor = (request: GenerationRequest, model: ModelInfo, plan: OpenAICompatiblePlan, group: CallGroup, requestId: string): PlannedCall => {
     const prompts = group.promptIndexes.map((index) => request.prompts[index]);
     const choiceCount = prompts.length * group.n;
     const body = plan.mode === 'native' ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
-    const url = openaiCompatibleUrl(preset, options.baseUrl, plan.mode, model.name, options.apiVersion);
+    const url = urlFor(plan.mode, model.name);
     const headers = { 'x-request-id': requestId, ...authHeaders };
     return {
       choiceOffset: group.choiceOffset,
