@@ -8,7 +8,9 @@ type Body = Record<string, unknown>;
 export function completionsBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
   const features = preset.native;
   const prompts = group.promptIndexes.map((index) => promptValue(request.prompts[index]));
-  const body: Body = { ...modelField(preset, request), prompt: prompts.length === 1 ? prompts[0] : prompts, max_tokens: request.maxTokens };
+  const body = modelField(preset, request);
+  body.prompt = prompts.length === 1 ? prompts[0] : prompts;
+  body.max_tokens = request.maxTokens;
   if (features.nativeN) body.n = group.n;
   if (features.bestOf && request.bestOf !== null) body.best_of = request.bestOf;
   if (features.nativeEcho && request.echo) body.echo = true;
@@ -21,19 +23,17 @@ export function completionsBody(preset: OpenAICompatiblePreset, request: Generat
 
 export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
   const prompt = request.prompts[group.promptIndexes[0]];
-  const body: Body = {
-    ...modelField(preset, request),
-    // One prompt, one conversation: the prompt is the user turn.
-    messages: [{ role: 'user', content: prompt.kind === 'text' ? prompt.text : '' }],
-    [preset.chatMaxTokensField]: request.maxTokens,
-  };
+  const body = modelField(preset, request);
+  // One prompt, one conversation: the prompt is the user turn.
+  body.messages = [{ role: 'user', content: prompt.kind === 'text' ? prompt.text : '' }];
+  body[preset.chatMaxTokensField] = request.maxTokens;
   if (preset.chatN && group.n > 1) body.n = group.n;
   addSampling(request, plan, body);
   addStream(preset, request, body);
   return withSeed(body, preset.seedField, group.seed);
 }
 
-/** Azure routes by the deployment in the URL; the body carries no model. */
+/** The body's first field: the model, except on Azure, which routes by the deployment in the URL. */
 function modelField(preset: OpenAICompatiblePreset, request: GenerationRequest): Body {
   return preset.urlStyle === 'azure' ? {} : { model: request.model };
 }

@@ -55,5 +55,6 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
 }
 
 function withMode(mode: OpenAICompatiblePlan['mode'], detail: GenerationPlanDetail): OpenAICompatiblePlan {
-  return { ...detail, mode };
+  // Object.assign rather than `{ ...detail, mode }`: see docs/performance.md, "Objects that outlive their request".
+  return Object.assign({ mode }, detail);
 }
