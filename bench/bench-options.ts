@@ -39,7 +39,11 @@ export interface BenchOptions {
   out: string;
 }
 
-const list = (text: string) => text.split(',').map((entry) => entry.trim()).filter(Boolean);
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 
 /** Parses the command line; null when it asked for help. Throws on a bad option, naming it. */
 export function parseBenchOptions(argv: string[]): BenchOptions | null {
@@ -48,9 +52,20 @@ export function parseBenchOptions(argv: string[]): BenchOptions | null {
     args: argv,
     strict: true,
     options: {
-      help: { type: 'boolean', short: 'h' }, quick: { type: 'boolean' },
-      duration: text, rounds: text, warmup: text, connections: text, 'soak-minutes': text, 'slow-streams': text,
-      'ledger-records': text, 'log-level': text, skip: text, targets: text, 'db-dir': text, out: text,
+      help: { type: 'boolean', short: 'h' },
+      quick: { type: 'boolean' },
+      duration: text,
+      rounds: text,
+      warmup: text,
+      connections: text,
+      'soak-minutes': text,
+      'slow-streams': text,
+      'ledger-records': text,
+      'log-level': text,
+      skip: text,
+      targets: text,
+      'db-dir': text,
+      out: text,
     },
   });
   if (values.help) return null;

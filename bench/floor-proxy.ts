@@ -43,7 +43,9 @@ async function forward(request: IncomingMessage, response: ServerResponse, raw: 
   if (!path) return fail(response, 404, `unknown vendor '${vendor}'`);
   body.model = slash > 0 ? body.model.slice(slash + 1) : body.model;
   const abort = new AbortController();
-  response.once('close', () => { if (!response.writableFinished) abort.abort(); });
+  response.once('close', () => {
+    if (!response.writableFinished) abort.abort();
+  });
   const upstream = await pool.request({
     path,
     method: 'POST',
@@ -74,7 +76,9 @@ server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`floor listening on http://127.0.0.1:${port}\n`);
 });
 const stop = () => {
-  server.close(() => { void pool.close().finally(() => process.exit(0)); });
+  server.close(() => {
+    void pool.close().finally(() => process.exit(0));
+  });
   server.closeAllConnections();
   setTimeout(() => process.exit(0), 1_000).unref();
 };

@@ -46,7 +46,13 @@ export function directGateway(mock: Mock): Gateway {
 }
 
 export async function startFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
-  const floor = spawnProcess({ name: 'floor proxy', core, args: [here('./floor-proxy.js')], env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey }, ipc: true });
+  const floor = spawnProcess({
+    name: 'floor proxy',
+    core,
+    args: [here('./floor-proxy.js')],
+    env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey },
+    ipc: true,
+  });
   const { match, afterMs } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
   return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: afterMs, stop: () => floor.stop() };
 }
@@ -91,7 +97,10 @@ export async function startTollgate(options: TollgateOptions): Promise<Gateway> 
       headers: { 'x-api-key': keyMatch[1] },
       process: tollgate,
       startupMs: afterMs,
-      stop: async () => { await tollgate.stop(10_000); removeDirectory(); },
+      stop: async () => {
+        await tollgate.stop(10_000);
+        removeDirectory();
+      },
     };
   } catch (error) {
     await tollgate.stop(1_000);

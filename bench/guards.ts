@@ -43,19 +43,29 @@ function verdict(guard: string, cells: GuardCell[], holds: (value: number) => bo
 
 export function guardVerdicts(comparisons: Comparison[], runs: TargetRun[]): Verdict[] {
   const find = (mode: string, connections: number) => comparisons.find((entry) => entry.mode === mode && entry.connections === connections);
-  const throughput = ['json', 'stream'].flatMap((mode) => [16, 64].map((connections): GuardCell => {
-    const comparison = find(mode, connections);
-    const rounds = comparison?.roundRatios;
-    return {
-      label: `${modeName(mode)} c=${connections}`,
-      value: finite(comparison?.throughputRatio),
-      format: (ratio) => `${ratio.toFixed(2)}×${rounds ? ` (rounds ${rounds.min.toFixed(2)}–${rounds.max.toFixed(2)}×)` : ''}`,
-    };
-  }));
-  const addedP99 = ['json', 'stream'].map((mode): GuardCell => ({
-    label: modeName(mode), value: finite(find(mode, 16)?.tollgateAdded.p99), format: (ms) => `${ms.toFixed(2)} ms`,
-  }));
-  const peak: GuardCell = { label: 'Tollgate', value: finite(runs.find((run) => run.target === 'tollgate')?.peakRssMiB), format: (mib) => `${mib.toFixed(1)} MiB` };
+  const throughput = ['json', 'stream'].flatMap((mode) =>
+    [16, 64].map((connections): GuardCell => {
+      const comparison = find(mode, connections);
+      const rounds = comparison?.roundRatios;
+      return {
+        label: `${modeName(mode)} c=${connections}`,
+        value: finite(comparison?.throughputRatio),
+        format: (ratio) => `${ratio.toFixed(2)}×${rounds ? ` (rounds ${rounds.min.toFixed(2)}–${rounds.max.toFixed(2)}×)` : ''}`,
+      };
+    }),
+  );
+  const addedP99 = ['json', 'stream'].map(
+    (mode): GuardCell => ({
+      label: modeName(mode),
+      value: finite(find(mode, 16)?.tollgateAdded.p99),
+      format: (ms) => `${ms.toFixed(2)} ms`,
+    }),
+  );
+  const peak: GuardCell = {
+    label: 'Tollgate',
+    value: finite(runs.find((run) => run.target === 'tollgate')?.peakRssMiB),
+    format: (mib) => `${mib.toFixed(1)} MiB`,
+  };
   const cpu: GuardCell = { label: 'c=16', value: finite(find('json', 16)?.tollgate?.cpuMicrosPerRequest), format: (us) => `${us.toFixed(0)} µs` };
   return [
     verdict(`throughput ≥ ${minimumThroughputRatio.toFixed(1)}× the floor in every cell`, throughput, (ratio) => ratio >= minimumThroughputRatio),

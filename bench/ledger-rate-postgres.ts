@@ -56,9 +56,24 @@ async function main(): Promise<void> {
     await storage.migrate();
     const account = await storage.createAccount('bench');
     const record = (): UsageRecord => ({
-      requestId: completionId(), accountId: account.id, keyId: null, model: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai',
-      promptTokens: 8, completionTokens: 20, totalTokens: 28, cachedTokens: null, reasoningTokens: null, estimated: false,
-      stream: true, outcome: 'success', status: 200, errorCode: null, latencyMs: 1.5, ttftMs: 0.8, createdAt: new Date().toISOString(),
+      requestId: completionId(),
+      accountId: account.id,
+      keyId: null,
+      model: 'openai/gpt-3.5-turbo-instruct',
+      vendor: 'openai',
+      promptTokens: 8,
+      completionTokens: 20,
+      totalTokens: 28,
+      cachedTokens: null,
+      reasoningTokens: null,
+      estimated: false,
+      stream: true,
+      outcome: 'success',
+      status: 200,
+      errorCode: null,
+      latencyMs: 1.5,
+      ttftMs: 0.8,
+      createdAt: new Date().toISOString(),
     });
     const singleSql = `INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${usageColumns.map((_, index) => `$${index + 1}`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
     const write = options.single
@@ -67,32 +82,38 @@ async function main(): Promise<void> {
     // Warm-up (not counted): the first thousands of writes also compile the code that makes them.
     const warmup = Math.min(5_000, options.records);
     let warmed = 0;
-    await Promise.all(Array.from({ length: options.writers }, async () => {
-      while (warmed < warmup) {
-        warmed++;
-        await write(record());
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: options.writers }, async () => {
+        while (warmed < warmup) {
+          warmed++;
+          await write(record());
+        }
+      }),
+    );
     const latencies: number[] = [];
     let started = 0;
     const cpuBefore = process.cpuUsage();
     const wallBefore = performance.now();
-    await Promise.all(Array.from({ length: options.writers }, async () => {
-      while (started < options.records) {
-        started++;
-        const before = performance.now();
-        if (!(await write(record()))) throw new Error('a record was not inserted');
-        latencies.push(performance.now() - before);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: options.writers }, async () => {
+        while (started < options.records) {
+          started++;
+          const before = performance.now();
+          if (!(await write(record()))) throw new Error('a record was not inserted');
+          latencies.push(performance.now() - before);
+        }
+      }),
+    );
     const seconds = (performance.now() - wallBefore) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
     const summary = summarise(latencies);
     const stored = Number((await pool.query<{ count: string }>('SELECT COUNT(*) AS count FROM usage_records')).rows[0].count);
     if (stored !== warmup + options.records) throw new Error(`${stored} records stored, ${warmup + options.records} written`);
     const way = options.single ? 'one INSERT a record' : 'batched (the storage)';
-    process.stdout.write(`${way}, ${options.writers} writers: ${options.records} records in ${seconds.toFixed(2)} s = ${(options.records / seconds).toFixed(0)}/s; `
-      + `this process's CPU ${((cpu.user + cpu.system) / options.records).toFixed(1)} µs a record; per write p50 ${summary?.p50.toFixed(2)} ms, p99 ${summary?.p99.toFixed(2)} ms\n`);
+    process.stdout.write(
+      `${way}, ${options.writers} writers: ${options.records} records in ${seconds.toFixed(2)} s = ${(options.records / seconds).toFixed(0)}/s; ` +
+        `this process's CPU ${((cpu.user + cpu.system) / options.records).toFixed(1)} µs a record; per write p50 ${summary?.p50.toFixed(2)} ms, p99 ${summary?.p99.toFixed(2)} ms\n`,
+    );
   } finally {
     await pool.end();
     await storage.close();

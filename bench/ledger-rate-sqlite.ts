@@ -27,9 +27,22 @@ async function main(): Promise<void> {
       // Random ids land all over the request-id index: the worst case. The gateway's own ids begin
       // with their time and land next to each other.
       requestId: `cmpl-${randomBytes(18).toString('base64url')}`,
-      accountId: account.id, keyId, model: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai',
-      promptTokens: 8, completionTokens: 20, totalTokens: 28, cachedTokens: null, reasoningTokens: null, estimated: false,
-      stream: index % 2 === 0, outcome: 'success', status: 200, errorCode: null, latencyMs: 1.5, ttftMs: 0.8,
+      accountId: account.id,
+      keyId,
+      model: 'openai/gpt-3.5-turbo-instruct',
+      vendor: 'openai',
+      promptTokens: 8,
+      completionTokens: 20,
+      totalTokens: 28,
+      cachedTokens: null,
+      reasoningTokens: null,
+      estimated: false,
+      stream: index % 2 === 0,
+      outcome: 'success',
+      status: 200,
+      errorCode: null,
+      latencyMs: 1.5,
+      ttftMs: 0.8,
       createdAt: new Date().toISOString(),
     });
     const latencies: number[] = [];

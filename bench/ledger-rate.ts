@@ -19,7 +19,9 @@ export async function runLedgerRate(records: number, log: (line: string) => void
   try {
     const { match } = await child.waitFor(/^\{.*\}$/m, 120_000);
     const result: LedgerRateResult = JSON.parse(match[0]);
-    log(`  ledger: ${result.records} sequential inserts in ${result.seconds.toFixed(2)} s = ${result.perSecond.toFixed(0)}/s (p50 ${(result.p50Ms * 1000).toFixed(0)} µs, p99 ${(result.p99Ms * 1000).toFixed(0)} µs)`);
+    log(
+      `  ledger: ${result.records} sequential inserts in ${result.seconds.toFixed(2)} s = ${result.perSecond.toFixed(0)}/s (p50 ${(result.p50Ms * 1000).toFixed(0)} µs, p99 ${(result.p99Ms * 1000).toFixed(0)} µs)`,
+    );
     return result;
   } finally {
     await child.stop();

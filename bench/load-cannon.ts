@@ -47,7 +47,12 @@ interface AutocannonOptions {
   requests: { method: string; body: string; headers: Record<string, string> }[];
   timeout: number;
 }
-interface AutocannonResult { '2xx': number; non2xx: number; errors: number; timeouts: number }
+interface AutocannonResult {
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
 interface AutocannonInstance {
   on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
   stop(): void;
@@ -59,15 +64,18 @@ const autocannon: Autocannon = createRequire(import.meta.url)('autocannon');
 function cannon(job: CannonJob, durationS: number, latencies: number[] | null): Promise<AutocannonResult> {
   return new Promise((resolve, reject) => {
     const headers = { 'content-type': 'application/json', ...job.target.headers };
-    const instance = autocannon({
-      url: job.target.url,
-      connections: job.connections,
-      duration: durationS,
-      method: 'POST',
-      headers,
-      requests: job.bodies.map((body) => ({ method: 'POST', body, headers })),
-      timeout: 30,
-    }, (error, result) => (error ? reject(error) : resolve(result)));
+    const instance = autocannon(
+      {
+        url: job.target.url,
+        connections: job.connections,
+        duration: durationS,
+        method: 'POST',
+        headers,
+        requests: job.bodies.map((body) => ({ method: 'POST', body, headers })),
+        timeout: 30,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
     if (latencies) {
       instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
         if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);

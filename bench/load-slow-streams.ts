@@ -38,8 +38,12 @@ export async function openSlowStreams(job: SlowJob): Promise<SlowResult> {
   let lastOpen = 0;
   const started = performance.now();
   let settleAll = () => {};
-  const allSettled = new Promise<void>((resolve) => { settleAll = resolve; });
-  const settle = () => { if (opened + failed === job.count) settleAll(); };
+  const allSettled = new Promise<void>((resolve) => {
+    settleAll = resolve;
+  });
+  const settle = () => {
+    if (opened + failed === job.count) settleAll();
+  };
   const one = async () => {
     let open = false;
     try {

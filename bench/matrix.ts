@@ -90,7 +90,7 @@ async function measureSlice(gateway: Gateway, mode: Mode, connections: number, d
   });
   const cpuMs = cpuTimeMs(pid) - cpuStart;
   const wallMs = performance.now() - wallStart;
-  const foreignMs = (machineCpuMs() - machineStart) - (benchmarkCpuMs() - benchmarkStart);
+  const foreignMs = machineCpuMs() - machineStart - (benchmarkCpuMs() - benchmarkStart);
   const gc = metricsUrl ? gcMicrosPerRequest(await gcStart, await readGcSeconds(metricsUrl), result.ok) : null;
   return {
     target: gateway.name,

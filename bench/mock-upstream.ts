@@ -11,7 +11,28 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 /** Chunks per stream unless `max_tokens` asks for another count (1–1000). */
 const defaultChunkCount = 20;
 const created = Math.floor(Date.now() / 1000);
-const words = ['The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' lazy', ' dog', ' and', ' keeps', ' running', ' through', ' the', ' green', ' field', ' until', ' the', ' sun', ' sets'];
+const words = [
+  'The',
+  ' quick',
+  ' brown',
+  ' fox',
+  ' jumps',
+  ' over',
+  ' the',
+  ' lazy',
+  ' dog',
+  ' and',
+  ' keeps',
+  ' running',
+  ' through',
+  ' the',
+  ' green',
+  ' field',
+  ' until',
+  ' the',
+  ' sun',
+  ' sets',
+];
 const usageFor = (completion: number) => ({ prompt_tokens: 8, completion_tokens: completion, total_tokens: 8 + completion });
 const fixedUsage = usageFor(defaultChunkCount);
 let sequence = 0;
@@ -33,7 +54,13 @@ function streamEvents(model: string, includeUsage: boolean, chunkCount: number):
   const events: string[] = [];
   for (let index = 0; index < chunkCount; index++) {
     const last = index === chunkCount - 1;
-    const chunk = { id, object: 'text_completion', created, model, choices: [{ text: words[index % words.length], index: 0, logprobs: null, finish_reason: last ? 'length' : null }] };
+    const chunk = {
+      id,
+      object: 'text_completion',
+      created,
+      model,
+      choices: [{ text: words[index % words.length], index: 0, logprobs: null, finish_reason: last ? 'length' : null }],
+    };
     events.push(`data: ${JSON.stringify(chunk)}\n\n`);
   }
   if (includeUsage) events.push(`data: ${JSON.stringify({ id, object: 'text_completion', created, model, choices: [], usage: usageFor(chunkCount) })}\n\n`);

@@ -102,9 +102,19 @@ export function spawnProcess(options: SpawnOptions): BenchProcess {
           cleanup();
           resolve({ match, afterMs: performance.now() - spawnedAt });
         };
-        const onExit = (code: number | null) => { cleanup(); reject(new Error(`${options.name} exited (${code}) before printing ${pattern}:\n${output()}`)); };
-        const timer = setTimeout(() => { cleanup(); reject(new Error(`${options.name} did not print ${pattern} within ${timeoutMs} ms:\n${output()}`)); }, timeoutMs);
-        const cleanup = () => { clearTimeout(timer); child.stdout?.off('data', check); child.off('exit', onExit); };
+        const onExit = (code: number | null) => {
+          cleanup();
+          reject(new Error(`${options.name} exited (${code}) before printing ${pattern}:\n${output()}`));
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`${options.name} did not print ${pattern} within ${timeoutMs} ms:\n${output()}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          child.off('exit', onExit);
+        };
         child.stdout?.on('data', check);
         child.once('exit', onExit);
         check();

@@ -41,23 +41,29 @@ const difference = (a: number | undefined, b: number | undefined) => (a === unde
 export function compare(runs: TargetRun[], connections: number[]): Comparison[] {
   const cellOf = (target: string, mode: Mode, count: number) =>
     runs.find((run) => run.target === target)?.cells.find((cell) => cell.mode === mode && cell.connections === count) ?? null;
-  return modes.flatMap((mode) => connections.map((count) => {
-    const direct = cellOf('direct', mode, count);
-    const floor = cellOf('floor', mode, count);
-    const tollgate = cellOf('tollgate', mode, count);
-    const added = (cell: Cell | null) => ({
-      p50: difference(cell?.latency?.p50, direct?.latency?.p50),
-      p99: difference(cell?.latency?.p99, direct?.latency?.p99),
-    });
-    return {
-      mode, connections: count, direct, floor, tollgate,
-      throughputRatio: tollgate && floor ? tollgate.requestsPerSecond / floor.requestsPerSecond : NaN,
-      roundRatios: roundRatios(floor, tollgate),
-      floorAdded: added(floor),
-      tollgateAdded: added(tollgate),
-      cpuRatio: tollgate && floor ? tollgate.cpuMicrosPerRequest / floor.cpuMicrosPerRequest : NaN,
-    };
-  }));
+  return modes.flatMap((mode) =>
+    connections.map((count) => {
+      const direct = cellOf('direct', mode, count);
+      const floor = cellOf('floor', mode, count);
+      const tollgate = cellOf('tollgate', mode, count);
+      const added = (cell: Cell | null) => ({
+        p50: difference(cell?.latency?.p50, direct?.latency?.p50),
+        p99: difference(cell?.latency?.p99, direct?.latency?.p99),
+      });
+      return {
+        mode,
+        connections: count,
+        direct,
+        floor,
+        tollgate,
+        throughputRatio: tollgate && floor ? tollgate.requestsPerSecond / floor.requestsPerSecond : NaN,
+        roundRatios: roundRatios(floor, tollgate),
+        floorAdded: added(floor),
+        tollgateAdded: added(tollgate),
+        cpuRatio: tollgate && floor ? tollgate.cpuMicrosPerRequest / floor.cpuMicrosPerRequest : NaN,
+      };
+    }),
+  );
 }
 
 function roundRatios(floor: Cell | null, tollgate: Cell | null): { min: number; max: number } | null {
@@ -76,15 +82,23 @@ function table(rows: string[][]): string {
 }
 
 function comparisonTable(comparisons: Comparison[]): string {
-  const rows = [['mode', 'conns', 'direct r/s', 'floor r/s', 'tollgate r/s', 'T/F', 'p50 d/f/t ms', 'p99 d/f/t ms', '+p50 f/t', '+p99 f/t', 'cpu µs f/t', 'T/F cpu']];
+  const rows = [
+    ['mode', 'conns', 'direct r/s', 'floor r/s', 'tollgate r/s', 'T/F', 'p50 d/f/t ms', 'p99 d/f/t ms', '+p50 f/t', '+p99 f/t', 'cpu µs f/t', 'T/F cpu'],
+  ];
   for (const c of comparisons) {
     rows.push([
-      c.mode, String(c.connections),
-      n(c.direct?.requestsPerSecond, 0), n(c.floor?.requestsPerSecond, 0), n(c.tollgate?.requestsPerSecond, 0), `${n(c.throughputRatio)}×`,
+      c.mode,
+      String(c.connections),
+      n(c.direct?.requestsPerSecond, 0),
+      n(c.floor?.requestsPerSecond, 0),
+      n(c.tollgate?.requestsPerSecond, 0),
+      `${n(c.throughputRatio)}×`,
       `${n(c.direct?.latency?.p50)}/${n(c.floor?.latency?.p50)}/${n(c.tollgate?.latency?.p50)}`,
       `${n(c.direct?.latency?.p99)}/${n(c.floor?.latency?.p99)}/${n(c.tollgate?.latency?.p99)}`,
-      `${n(c.floorAdded.p50)}/${n(c.tollgateAdded.p50)}`, `${n(c.floorAdded.p99)}/${n(c.tollgateAdded.p99)}`,
-      `${n(c.floor?.cpuMicrosPerRequest, 0)}/${n(c.tollgate?.cpuMicrosPerRequest, 0)}`, `${n(c.cpuRatio)}×`,
+      `${n(c.floorAdded.p50)}/${n(c.tollgateAdded.p50)}`,
+      `${n(c.floorAdded.p99)}/${n(c.tollgateAdded.p99)}`,
+      `${n(c.floor?.cpuMicrosPerRequest, 0)}/${n(c.tollgate?.cpuMicrosPerRequest, 0)}`,
+      `${n(c.cpuRatio)}×`,
     ]);
   }
   return table(rows);
@@ -96,27 +110,42 @@ export function formatReport(results: Results): string {
   const utilisation = runs.map((run) => `${run.target} ${run.cells.map((cell) => `${(cell.cpuUtilisation * 100).toFixed(0)}%`).join('/')}`).join('; ');
   out.push(`\nTarget CPU use per cell (100% = its core saturated; below that the load side limits): ${utilisation}`);
   const foreign = Math.max(0, ...runs.flatMap((run) => run.cells.map((cell) => cell.foreignCores)));
-  out.push(foreign > 0.1
-    ? `WARNING: other processes on this machine used up to ${foreign.toFixed(2)} cores during a measured slice; rerun on a quiet machine before trusting ratios`
-    : `Machine quiet: other processes used at most ${foreign.toFixed(2)} cores during any measured slice`);
-  out.push(`RSS before load → peak (VmHWM) after all load: ${runs.map((run) => `${run.target} ${n(run.idleRssMiB, 1)} → ${n(run.peakRssMiB, 1)} MiB`).join(', ')}`);
+  out.push(
+    foreign > 0.1
+      ? `WARNING: other processes on this machine used up to ${foreign.toFixed(2)} cores during a measured slice; rerun on a quiet machine before trusting ratios`
+      : `Machine quiet: other processes used at most ${foreign.toFixed(2)} cores during any measured slice`,
+  );
+  out.push(
+    `RSS before load → peak (VmHWM) after all load: ${runs.map((run) => `${run.target} ${n(run.idleRssMiB, 1)} → ${n(run.peakRssMiB, 1)} MiB`).join(', ')}`,
+  );
   const tollgate = runs.find((run) => run.target === 'tollgate');
   if (tollgate) {
     out.push(`Tollgate startup (spawn → listening): ${n(tollgate.startupMs, 0)} ms`);
-    const gc = tollgate.cells.flatMap((cell) => (cell.gcMicrosPerRequest ? [`${cell.mode} c=${cell.connections} ${n(cell.gcMicrosPerRequest.minor, 1)}+${n(cell.gcMicrosPerRequest.major, 1)}`] : []));
+    const gc = tollgate.cells.flatMap((cell) =>
+      cell.gcMicrosPerRequest ? [`${cell.mode} c=${cell.connections} ${n(cell.gcMicrosPerRequest.minor, 1)}+${n(cell.gcMicrosPerRequest.major, 1)}`] : [],
+    );
     if (gc.length > 0) out.push(`Tollgate GC per request, young+full µs (from its /metrics): ${gc.join(', ')}`);
   }
   const { slow, soak, ledger } = results;
   if (slow) {
-    out.push(`Slow streams: ${slow.opened}/${slow.requested} open (${n(slow.openMs, 0)} ms to open all), RSS ${n(slow.rssBeforeMiB, 1)} → ${n(slow.rssOpenMiB, 1)} MiB = ${n(slow.perStreamKiB, 1)} KiB/stream, ${n(slow.rssAfterMiB, 1)} MiB after`);
+    out.push(
+      `Slow streams: ${slow.opened}/${slow.requested} open (${n(slow.openMs, 0)} ms to open all), RSS ${n(slow.rssBeforeMiB, 1)} → ${n(slow.rssOpenMiB, 1)} MiB = ${n(slow.perStreamKiB, 1)} KiB/stream, ${n(slow.rssAfterMiB, 1)} MiB after`,
+    );
   }
   if (soak) {
-    out.push(`Soak ${soak.minutes} min (16 conns, alternating non-stream/stream): ${soak.requests} requests, ${soak.failed} failed, RSS ${n(soak.rssStartMiB, 1)} → ${n(soak.rssEndMiB, 1)} MiB (max ${n(soak.rssMaxMiB, 1)}, slope ${n(soak.slopeMiBPerMinute)} MiB/min)`);
+    out.push(
+      `Soak ${soak.minutes} min (16 conns, alternating non-stream/stream): ${soak.requests} requests, ${soak.failed} failed, RSS ${n(soak.rssStartMiB, 1)} → ${n(soak.rssEndMiB, 1)} MiB (max ${n(soak.rssMaxMiB, 1)}, slope ${n(soak.slopeMiBPerMinute)} MiB/min)`,
+    );
   }
   if (ledger) {
-    out.push(`Ledger (SQLite, sequential awaited inserts): ${ledger.records} in ${n(ledger.seconds)} s = ${n(ledger.perSecond, 0)}/s, p50 ${n(ledger.p50Ms * 1000, 0)} µs, p99 ${n(ledger.p99Ms * 1000, 0)} µs`);
+    out.push(
+      `Ledger (SQLite, sequential awaited inserts): ${ledger.records} in ${n(ledger.seconds)} s = ${n(ledger.perSecond, 0)}/s, p50 ${n(ledger.p50Ms * 1000, 0)} µs, p99 ${n(ledger.p99Ms * 1000, 0)} µs`,
+    );
   }
-  const failed = runs.reduce((sum, run) => sum + run.cells.reduce((cells, cell) => cells + cell.failed, 0), 0) + (soak?.failed ?? 0) + (slow ? slow.requested - slow.opened : 0);
+  const failed =
+    runs.reduce((sum, run) => sum + run.cells.reduce((cells, cell) => cells + cell.failed, 0), 0) +
+    (soak?.failed ?? 0) +
+    (slow ? slow.requested - slow.opened : 0);
   out.push(failed > 0 ? `WARNING: ${failed} requests failed (see FAILED above); the figures are not comparable` : 'No request failed.');
   out.push('\nGuards:');
   for (const verdict of results.verdicts) {

@@ -8,7 +8,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { dirname } from 'node:path';
 import { parseBenchOptions, usage, type BenchOptions } from './bench-options.js';
-import { checkGateway, directGateway, gatewayCore, loadCore, startFloor, startMock, startTollgate, type Gateway, type Mock, type TollgateOptions } from './gateways.js';
+import {
+  checkGateway,
+  directGateway,
+  gatewayCore,
+  loadCore,
+  startFloor,
+  startMock,
+  startTollgate,
+  type Gateway,
+  type Mock,
+  type TollgateOptions,
+} from './gateways.js';
 import { guardVerdicts } from './guards.js';
 import { runLedgerRate } from './ledger-rate.js';
 import { runMatrix, type TargetRun } from './matrix.js';
@@ -41,7 +52,9 @@ async function measureMatrix(options: BenchOptions, mock: Mock, tollgateOptions:
       gateways.push(gateway);
       await checkGateway(gateway);
     }
-    log(`\n${gateways.map((gateway) => gateway.name).join(', ')}, interleaved: ${options.rounds} slices of ${(options.durationS / options.rounds).toFixed(1)} s per cell and target, median slice reported`);
+    log(
+      `\n${gateways.map((gateway) => gateway.name).join(', ')}, interleaved: ${options.rounds} slices of ${(options.durationS / options.rounds).toFixed(1)} s per cell and target, median slice reported`,
+    );
     return await runMatrix(gateways, { connections: options.connections, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log });
   } finally {
     for (const gateway of gateways) await gateway.stop();
@@ -81,7 +94,9 @@ async function main(): Promise<void> {
     node: process.version,
     cpu: cpus()[0]?.model ?? 'unknown',
     cores,
-    pinning: pinned ? 'gateway on core 0; mock and load generator on core 1 (taskset)' : 'NOT PINNED (taskset unavailable or fewer than 2 cores): numbers are noisier',
+    pinning: pinned
+      ? 'gateway on core 0; mock and load generator on core 1 (taskset)'
+      : 'NOT PINNED (taskset unavailable or fewer than 2 cores): numbers are noisier',
   };
   log(`Tollgate benchmark — node ${meta.node}, ${meta.cpu}, ${meta.cores} cores; ${meta.pinning}`);
   log(`cells ${options.durationS} s (+${options.warmupS} s warm-up), connections ${options.connections.join(',')}, Tollgate LOG_LEVEL=${options.logLevel}`);
@@ -89,12 +104,20 @@ async function main(): Promise<void> {
   const mock = await startMock(pinned ? loadCore : null);
   try {
     // The matrix's Tollgate and each scenario's are fresh ones started alike.
-    const tollgateOptions: TollgateOptions = { core: pinned ? gatewayCore : null, openaiBaseUrl: mock.origin, logLevel: options.logLevel, dbDir: options.dbDir };
+    const tollgateOptions: TollgateOptions = {
+      core: pinned ? gatewayCore : null,
+      openaiBaseUrl: mock.origin,
+      logLevel: options.logLevel,
+      dbDir: options.dbDir,
+    };
     const skipped = (name: string) => options.skip.includes(name);
     const runs = skipped('matrix') ? [] : await measureMatrix(options, mock, tollgateOptions);
-    const slow = await phase(options.slowStreams > 0 && !skipped('slow'), `${options.slowStreams} concurrent slow streams (a chunk every 200 ms)`,
-      () => runSlowStreams(tollgateOptions, options.slowStreams, log));
-    const soak = await phase(options.soakMinutes > 0 && !skipped('soak'), `Soak, ${options.soakMinutes} min`, () => runSoak(tollgateOptions, options.soakMinutes, log));
+    const slow = await phase(options.slowStreams > 0 && !skipped('slow'), `${options.slowStreams} concurrent slow streams (a chunk every 200 ms)`, () =>
+      runSlowStreams(tollgateOptions, options.slowStreams, log),
+    );
+    const soak = await phase(options.soakMinutes > 0 && !skipped('soak'), `Soak, ${options.soakMinutes} min`, () =>
+      runSoak(tollgateOptions, options.soakMinutes, log),
+    );
     const ledger = await phase(!skipped('ledger'), 'Ledger insert rate', () => runLedgerRate(options.ledgerRecords, log));
 
     const comparisons = compare(runs, options.connections);

@@ -40,22 +40,40 @@ export async function runSlowStreams(tollgateOptions: TollgateOptions, count: nu
     await sleep(500);
     const rssBeforeMiB = memory(tollgate.process.pid).rssMiB;
     let rssOpenMiB = 0;
-    const sample = () => { rssOpenMiB = Math.max(rssOpenMiB, memory(tollgate.process.pid).rssMiB); };
+    const sample = () => {
+      rssOpenMiB = Math.max(rssOpenMiB, memory(tollgate.process.pid).rssMiB);
+    };
     let sampler: NodeJS.Timeout | undefined;
     const result = await openSlowStreams({
-      target, count, openTimeoutS: 15, holdS: 3,
+      target,
+      count,
+      openTimeoutS: 15,
+      holdS: 3,
       // 150 chunks 200 ms apart: each stream lasts 30 s, longer than opening and holding them all.
       body: completionBody(true, 150),
-      onOpen: () => { sample(); sampler = setInterval(sample, 200); },
+      onOpen: () => {
+        sample();
+        sampler = setInterval(sample, 200);
+      },
     });
     clearInterval(sampler);
     await sleep(1_000);
     const rssAfterMiB = memory(tollgate.process.pid).rssMiB;
     const perStreamKiB = result.opened > 0 ? ((rssOpenMiB - rssBeforeMiB) * 1024) / result.opened : NaN;
-    log(`  slow streams: ${result.opened}/${count} open in ${result.openMs.toFixed(0)} ms, RSS ${rssBeforeMiB.toFixed(1)} → ${rssOpenMiB.toFixed(1)} MiB (${perStreamKiB.toFixed(1)} KiB/stream), after ${rssAfterMiB.toFixed(1)} MiB${result.firstError ? `, first error: ${result.firstError}` : ''}`);
+    log(
+      `  slow streams: ${result.opened}/${count} open in ${result.openMs.toFixed(0)} ms, RSS ${rssBeforeMiB.toFixed(1)} → ${rssOpenMiB.toFixed(1)} MiB (${perStreamKiB.toFixed(1)} KiB/stream), after ${rssAfterMiB.toFixed(1)} MiB${result.firstError ? `, first error: ${result.firstError}` : ''}`,
+    );
     return {
-      requested: count, opened: result.opened, failed: result.failed, endedEarly: result.endedEarly, openMs: result.openMs,
-      rssBeforeMiB, rssOpenMiB, rssAfterMiB, perStreamKiB, firstError: result.firstError,
+      requested: count,
+      opened: result.opened,
+      failed: result.failed,
+      endedEarly: result.endedEarly,
+      openMs: result.openMs,
+      rssBeforeMiB,
+      rssOpenMiB,
+      rssAfterMiB,
+      perStreamKiB,
+      firstError: result.firstError,
     };
   } finally {
     await tollgate.stop();

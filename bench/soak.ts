@@ -47,18 +47,34 @@ export async function runSoak(tollgateOptions: TollgateOptions, minutes: number,
     const sample = () => samples.push({ atS: (performance.now() - started) / 1000, rssMiB: memory(tollgate.process.pid).rssMiB });
     const result = await runCannon({
       target: { url: tollgate.url, headers: tollgate.headers },
-      bodies: [completionBody(false), completionBody(true)], connections: 16,
-      durationS, warmupS: Math.min(10, Math.max(3, durationS / 10)), recordLatency: false,
-      onMeasuring: () => { started = performance.now(); sample(); sampler = setInterval(sample, intervalMs); },
+      bodies: [completionBody(false), completionBody(true)],
+      connections: 16,
+      durationS,
+      warmupS: Math.min(10, Math.max(3, durationS / 10)),
+      recordLatency: false,
+      onMeasuring: () => {
+        started = performance.now();
+        sample();
+        sampler = setInterval(sample, intervalMs);
+      },
     });
     clearInterval(sampler);
     sample();
     const rss = samples.map((entry) => entry.rssMiB);
     const soak: SoakResult = {
-      minutes, requests: result.ok, failed: result.failed, requestsPerSecond: result.requestsPerSecond, samples,
-      rssStartMiB: rss[0], rssEndMiB: rss[rss.length - 1], rssMaxMiB: Math.max(...rss), slopeMiBPerMinute: slopePerMinute(samples),
+      minutes,
+      requests: result.ok,
+      failed: result.failed,
+      requestsPerSecond: result.requestsPerSecond,
+      samples,
+      rssStartMiB: rss[0],
+      rssEndMiB: rss[rss.length - 1],
+      rssMaxMiB: Math.max(...rss),
+      slopeMiBPerMinute: slopePerMinute(samples),
     };
-    log(`  soak ${minutes} min: ${soak.requests} requests (${soak.requestsPerSecond.toFixed(0)}/s, ${soak.failed} failed), RSS ${soak.rssStartMiB.toFixed(1)} → ${soak.rssEndMiB.toFixed(1)} MiB (max ${soak.rssMaxMiB.toFixed(1)}, ${soak.slopeMiBPerMinute.toFixed(2)} MiB/min)`);
+    log(
+      `  soak ${minutes} min: ${soak.requests} requests (${soak.requestsPerSecond.toFixed(0)}/s, ${soak.failed} failed), RSS ${soak.rssStartMiB.toFixed(1)} → ${soak.rssEndMiB.toFixed(1)} MiB (max ${soak.rssMaxMiB.toFixed(1)}, ${soak.slopeMiBPerMinute.toFixed(2)} MiB/min)`,
+    );
     return soak;
   } finally {
     await tollgate.stop();

@@ -26,7 +26,12 @@ before(async () => {
   upstream = await FaultUpstream.start();
   const configPath = join(dir, 'tollgate.json');
   writeFileSync(configPath, JSON.stringify({ vendors: { openai: { idleTimeoutMs: 5_000, responseTimeoutMs: 5_000, maxRetries: 0 } } }));
-  gateway = await startTestGateway({ TOLLGATE_HEADERS_TIMEOUT_MS: '600', OPENAI_API_KEY: 'sk-abuse-1234567890', OPENAI_BASE_URL: upstream.url, TOLLGATE_CONFIG: configPath });
+  gateway = await startTestGateway({
+    TOLLGATE_HEADERS_TIMEOUT_MS: '600',
+    OPENAI_API_KEY: 'sk-abuse-1234567890',
+    OPENAI_BASE_URL: upstream.url,
+    TOLLGATE_CONFIG: configPath,
+  });
   port = Number(new URL(gateway.url).port);
 });
 after(async () => {
@@ -44,13 +49,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function open(): Promise<Socket> {
   const socket = connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
   return socket;
 }
 
 function requestText(body: unknown, key = gateway.key): { head: string; body: string } {
   const text = JSON.stringify(body);
-  return { head: `POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: ${key}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n`, body: text };
+  return {
+    head: `POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: ${key}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n`,
+    body: text,
+  };
 }
 
 async function ledgerCount(): Promise<number> {
@@ -76,12 +87,16 @@ describe('abusive clients', () => {
   test('slowloris: a connection that never finishes its headers is dropped within the bound', async () => {
     const socket = await open();
     let answer = '';
-    socket.on('data', (chunk) => { answer += chunk; });
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
     const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now())));
     const started = performance.now();
     socket.write('POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     // One header byte every 100 ms, forever: each byte is progress, but the headers never end.
-    const drip = setInterval(() => { if (!socket.destroyed) socket.write('x'); }, 100);
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write('x');
+    }, 100);
     const closedAt = await Promise.race([closed, sleep(5_000).then(() => -1)]);
     clearInterval(drip);
     socket.destroy();
@@ -143,12 +158,14 @@ describe('abusive clients', () => {
   test('2,000 connections opened and dropped: the server still answers', async () => {
     const before = await ledgerCount();
     for (let batch = 0; batch < 10; batch++) {
-      await Promise.all(Array.from({ length: 200 }, async (_, index) => {
-        const socket = await open();
-        if (index % 3 === 1) socket.write('POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-        if (index % 3 === 2) socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-        socket.destroy();
-      }));
+      await Promise.all(
+        Array.from({ length: 200 }, async (_, index) => {
+          const socket = await open();
+          if (index % 3 === 1) socket.write('POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+          if (index % 3 === 2) socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+          socket.destroy();
+        }),
+      );
     }
     await healthy();
     const health = await fetch(`${gateway.url}/health`);
@@ -159,45 +176,75 @@ describe('abusive clients', () => {
 
   describe('a client that disconnects at every point', () => {
     const points: { name: string; authenticated: boolean; run(socket: Socket): Promise<void> }[] = [
-      { name: 'before the headers complete', authenticated: false, async run(socket) {
-        socket.write(requestText(longStream).head.slice(0, 60));
-        await sleep(50);
-      } },
-      { name: 'mid-body', authenticated: true, async run(socket) {
-        const request = requestText(longStream);
-        socket.write(request.head + request.body.slice(0, 20));
-        await sleep(100);
-      } },
-      { name: 'right after sending (streamed)', authenticated: true, async run(socket) {
-        const request = requestText(longStream);
-        socket.write(request.head + request.body);
-      } },
-      { name: 'right after sending (not streamed)', authenticated: true, async run(socket) {
-        const request = requestText({ ...longStream, stream: false, max_tokens: 2000 });
-        socket.write(request.head + request.body);
-        await sleep(30);
-      } },
-      { name: 'after the first byte', authenticated: true, async run(socket) {
-        const request = requestText(longStream);
-        socket.write(request.head + request.body);
-        await new Promise<void>((resolve) => socket.once('data', () => resolve()));
-      } },
-      { name: 'mid-stream', authenticated: true, async run(socket) {
-        const request = requestText(longStream);
-        socket.write(request.head + request.body);
-        let seen = 0;
-        await new Promise<void>((resolve) => socket.on('data', (chunk: Buffer) => {
-          seen += chunk.toString().split('data: ').length - 1;
-          if (seen >= 20) resolve();
-        }));
-      } },
-      { name: 'mid-stream from a vendor', authenticated: true, async run(socket) {
-        upstream.use('fast-forever');
-        const request = requestText({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go', max_tokens: 1000, stream: true });
-        socket.write(request.head + request.body);
-        await new Promise<void>((resolve) => socket.once('data', () => resolve()));
-        await sleep(50);
-      } },
+      {
+        name: 'before the headers complete',
+        authenticated: false,
+        async run(socket) {
+          socket.write(requestText(longStream).head.slice(0, 60));
+          await sleep(50);
+        },
+      },
+      {
+        name: 'mid-body',
+        authenticated: true,
+        async run(socket) {
+          const request = requestText(longStream);
+          socket.write(request.head + request.body.slice(0, 20));
+          await sleep(100);
+        },
+      },
+      {
+        name: 'right after sending (streamed)',
+        authenticated: true,
+        async run(socket) {
+          const request = requestText(longStream);
+          socket.write(request.head + request.body);
+        },
+      },
+      {
+        name: 'right after sending (not streamed)',
+        authenticated: true,
+        async run(socket) {
+          const request = requestText({ ...longStream, stream: false, max_tokens: 2000 });
+          socket.write(request.head + request.body);
+          await sleep(30);
+        },
+      },
+      {
+        name: 'after the first byte',
+        authenticated: true,
+        async run(socket) {
+          const request = requestText(longStream);
+          socket.write(request.head + request.body);
+          await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+        },
+      },
+      {
+        name: 'mid-stream',
+        authenticated: true,
+        async run(socket) {
+          const request = requestText(longStream);
+          socket.write(request.head + request.body);
+          let seen = 0;
+          await new Promise<void>((resolve) =>
+            socket.on('data', (chunk: Buffer) => {
+              seen += chunk.toString().split('data: ').length - 1;
+              if (seen >= 20) resolve();
+            }),
+          );
+        },
+      },
+      {
+        name: 'mid-stream from a vendor',
+        authenticated: true,
+        async run(socket) {
+          upstream.use('fast-forever');
+          const request = requestText({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go', max_tokens: 1000, stream: true });
+          socket.write(request.head + request.body);
+          await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+          await sleep(50);
+        },
+      },
     ];
     for (const point of points) {
       test(`${point.name}: ${point.authenticated ? 'exactly one' : 'no'} ledger record, server healthy`, async () => {

@@ -5,12 +5,18 @@ import { get, post, startTestGateway, type TestGateway } from './support/test-ga
 
 const ADMIN = 'admin-secret-for-tests-0042';
 let gateway: TestGateway;
-before(async () => { gateway = await startTestGateway({ TOLLGATE_ADMIN_KEY: ADMIN, TOLLGATE_POLICY_CACHE_MS: '60000' }); });
+before(async () => {
+  gateway = await startTestGateway({ TOLLGATE_ADMIN_KEY: ADMIN, TOLLGATE_POLICY_CACHE_MS: '60000' });
+});
 after(() => gateway.stop());
 
 async function put(path: string, body: unknown, key = ADMIN) {
-  const response = await fetch(`${gateway.url}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() as any };
+  const response = await fetch(`${gateway.url}${path}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
 }
 
 describe('admin API', () => {

@@ -24,8 +24,16 @@ describe('budgets', () => {
     const { accountId, key } = await freshAccount('budget');
     const budget = 400;
     await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: budget, period: 'day' });
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, index) =>
-      post(gateway, '/v5/completions', { model, prompt: `Request number ${index} says`, max_tokens: 12, temperature: 1, stream: index % 2 === 0 }, { 'x-api-key': key })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        post(
+          gateway,
+          '/v5/completions',
+          { model, prompt: `Request number ${index} says`, max_tokens: 12, temperature: 1, stream: index % 2 === 0 },
+          { 'x-api-key': key },
+        ),
+      ),
+    );
     const ok = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status === 429);
     assert.equal(ok.length + refused.length, 50);
@@ -74,7 +82,9 @@ describe('rate limits', () => {
   test('rpm R lets exactly R through, then 429 with retry-after and x-ratelimit headers', async () => {
     const { accountId, key } = await freshAccount('rpm');
     await gateway.server.storage.setRateLimit({ accountId, keyId: null, rpm: 7, tpm: null });
-    const responses = await Promise.all(Array.from({ length: 12 }, () => post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key })));
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () => post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key })),
+    );
     const ok = responses.filter((r) => r.status === 200);
     const limited = responses.filter((r) => r.status === 429);
     assert.equal(ok.length, 7);

@@ -20,7 +20,11 @@ describe('start-up', () => {
     assert.ok(key, output);
     const curlStart = output.indexOf('curl ');
     assert.ok(curlStart > 0, output);
-    const curl = output.slice(curlStart).split('\n').filter((line) => line.trim()).join('\n');
+    const curl = output
+      .slice(curlStart)
+      .split('\n')
+      .filter((line) => line.trim())
+      .join('\n');
     const answer = execFileSync('bash', ['-c', curl], { encoding: 'utf8' });
     const completion = JSON.parse(answer);
     assert.equal(completion.object, 'text_completion');
@@ -54,7 +58,12 @@ describe('tollgate CLI', () => {
     assert.ok(!list.stdout.includes(key), 'a key is never printed again');
 
     const gateway = await spawnGateway(env);
-    const call = () => fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello', max_tokens: 3 }) });
+    const call = () =>
+      fetch(`${gateway.url}/v5/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello', max_tokens: 3 }),
+      });
     const ok = await call();
     assert.equal(ok.status, 200);
     const body = await ok.json();
@@ -80,7 +89,14 @@ describe('tollgate CLI', () => {
   });
 
   test('bad arguments exit non-zero with a one-line message', () => {
-    for (const args of [['accounts', 'create'], ['keys', 'create'], ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'], ['limits', 'set', '--rpm', '5'], ['usage', '--account', 'x', '--since', 'not-a-date'], ['nonsense-command']]) {
+    for (const args of [
+      ['accounts', 'create'],
+      ['keys', 'create'],
+      ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'],
+      ['limits', 'set', '--rpm', '5'],
+      ['usage', '--account', 'x', '--since', 'not-a-date'],
+      ['nonsense-command'],
+    ]) {
       const result = runCli(args, env);
       assert.notEqual(result.status, 0, args.join(' '));
       assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);

@@ -40,7 +40,7 @@ const call = (key: string, body: Record<string, unknown> = {}) =>
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key, connection: 'close' },
     body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1, ...body }),
-  }).then(async (response) => ({ status: response.status, body: await response.json() as any }));
+  }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
 
 describe('two workers, no Redis', () => {
   test('the workers really are two processes answering', async () => {
@@ -63,12 +63,15 @@ describe('two workers, no Redis', () => {
     assert.ok(ok.length > 0 && ok.length < 50);
     const used = await storage.sumTokens({ accountId });
     assert.ok(used <= 250, `used ${used}`);
-    assert.equal(used, ok.reduce((sum, r) => sum + r.body.usage.total_tokens, 0));
+    assert.equal(
+      used,
+      ok.reduce((sum, r) => sum + r.body.usage.total_tokens, 0),
+    );
   });
 });
 
 describe('two workers, logs', () => {
-  test('every request logs one whole JSON line on the primary\'s stdout, up to the last one before exit', async () => {
+  test("every request logs one whole JSON line on the primary's stdout, up to the last one before exit", async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-logs-'));
     const logged = await spawnGateway({ DATABASE_URL: `sqlite:${join(logDir, 'tollgate.db')}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
     try {
@@ -83,17 +86,27 @@ describe('two workers, logs', () => {
       const statuses: number[] = [];
       // 20 at a time, so both workers are writing at once.
       for (let batch = 0; batch < requestCount / 20; batch++) {
-        const responses = await Promise.all(Array.from({ length: 20 }, () => fetch(`${logged.url}/v5/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': key },
-          body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
-        }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+        const responses = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            fetch(`${logged.url}/v5/completions`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': key },
+              body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+            }).then(async (response) => {
+              await response.arrayBuffer();
+              return response.status;
+            }),
+          ),
+        );
         statuses.push(...responses);
       }
       assert.deepEqual([...new Set(statuses)], [200]);
       logged.child.kill('SIGTERM');
       assert.equal(await logged.exited, 0);
-      const jsonLines = logged.stdout().split('\n').filter((line) => line.startsWith('{'));
+      const jsonLines = logged
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'));
       const entries = jsonLines.map((line) => JSON.parse(line) as { msg?: string; requestId?: string });
       const completions = entries.filter((entry) => entry.msg === 'completion');
       assert.equal(completions.length, requestCount);
@@ -110,7 +123,12 @@ describe('two workers, one SQLite checkpointer', () => {
     const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-ckpt-'));
     const dbPath = join(logDir, 'tollgate.db');
     const logged = await spawnGateway({ DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
-    const checkpointers = () => logged.stdout().split('\n').filter((line) => line.includes('"SQLite checkpoints run in this process"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+    const checkpointers = () =>
+      logged
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"SQLite checkpoints run in this process"'))
+        .map((line) => (JSON.parse(line) as { pid: number }).pid);
     const waitFor = async (condition: () => boolean, what: string) => {
       for (let waited = 0; !condition(); waited += 50) {
         if (waited > 15_000) throw new Error(`${what}:\n${logged.stdout()}`);
@@ -121,11 +139,19 @@ describe('two workers, one SQLite checkpointer', () => {
     try {
       let key: string | undefined;
       await waitFor(() => (key = /^\s*(tg_\S+)\s*$/m.exec(logged.stdout())?.[1]) !== undefined, 'the bootstrap key is printed');
-      const send = (count: number) => Promise.all(Array.from({ length: count }, () => fetch(`${logged.url}/v5/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': key!, connection: 'close' },
-        body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
-      }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+      const send = (count: number) =>
+        Promise.all(
+          Array.from({ length: count }, () =>
+            fetch(`${logged.url}/v5/completions`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': key!, connection: 'close' },
+              body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+            }).then(async (response) => {
+              await response.arrayBuffer();
+              return response.status;
+            }),
+          ),
+        );
       assert.deepEqual([...new Set(await send(20))], [200]);
       // Both workers started (the primary announces only then), and only one of them took the role.
       // A worker's log lines reach the primary's stdout when its logger flushes: wait for the line.
@@ -157,7 +183,7 @@ describe('two workers, one SQLite checkpointer', () => {
 });
 
 describe('two workers, one /metrics', () => {
-  test('a scrape on any worker counts every worker\'s requests, and the count never goes down, not even when a worker dies', async () => {
+  test("a scrape on any worker counts every worker's requests, and the count never goes down, not even when a worker dies", async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-metrics-'));
     const logged = await spawnGateway({ DATABASE_URL: `sqlite:${join(logDir, 'tollgate.db')}`, LOG_LEVEL: 'info' }, ['serve', '--workers', '2']);
     const waitFor = async (condition: () => boolean, what: string) => {
@@ -166,13 +192,26 @@ describe('two workers, one /metrics', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
-    const checkpointers = () => logged.stdout().split('\n').filter((line) => line.includes('"SQLite checkpoints run in this process"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+    const checkpointers = () =>
+      logged
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"SQLite checkpoints run in this process"'))
+        .map((line) => (JSON.parse(line) as { pid: number }).pid);
     // A new connection each time: the primary hands connections to the workers in turn.
-    const send = (count: number) => Promise.all(Array.from({ length: count }, () => fetch(`${logged.url}/v5/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key, connection: 'close' },
-      body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
-    }).then(async (response) => { await response.arrayBuffer(); return response.status; })));
+    const send = (count: number) =>
+      Promise.all(
+        Array.from({ length: count }, () =>
+          fetch(`${logged.url}/v5/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-api-key': key, connection: 'close' },
+            body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'Hello there', max_tokens: 1 }),
+          }).then(async (response) => {
+            await response.arrayBuffer();
+            return response.status;
+          }),
+        ),
+      );
     const scrape = async () => {
       const response = await fetch(`${logged.url}/metrics`, { headers: { connection: 'close' } });
       assert.equal(response.status, 200);
@@ -192,7 +231,7 @@ describe('two workers, one /metrics', () => {
       await waitFor(() => checkpointers().length > 0, 'a worker says it runs the checkpoints');
       process.kill(checkpointers()[0], 'SIGKILL');
       await waitFor(() => checkpointers().length === 2, 'the replacement worker starts');
-      assert.equal(await scrape(), 20, 'the departed worker\'s requests are still counted');
+      assert.equal(await scrape(), 20, "the departed worker's requests are still counted");
       assert.deepEqual([...new Set(await send(10))], [200]);
       assert.deepEqual([await scrape(), await scrape()], [30, 30]);
 

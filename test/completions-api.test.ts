@@ -24,7 +24,12 @@ describe('auth', () => {
   test('x-api-key and Authorization: Bearer both work', async () => {
     const viaHeader = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 });
     assert.equal(viaHeader.status, 200);
-    const viaBearer = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': '', authorization: `Bearer ${gateway.key}` });
+    const viaBearer = await post(
+      gateway,
+      '/v5/completions',
+      { model, prompt: 'Hi', max_tokens: 1 },
+      { 'x-api-key': '', authorization: `Bearer ${gateway.key}` },
+    );
     assert.equal(viaBearer.status, 200, viaBearer.text);
   });
 
@@ -106,8 +111,19 @@ describe('response shape', () => {
     assert.deepEqual(Object.keys(body.choices[0]).sort(), ['finish_reason', 'index', 'logprobs', 'text']);
     assert.equal(body.choices[0].logprobs, null);
     assert.ok(['stop', 'length'].includes(body.choices[0].finish_reason));
-    assert.deepEqual(Object.keys(body.usage).sort(), ['completion_tokens', 'completion_tokens_details', 'prompt_tokens', 'prompt_tokens_details', 'total_tokens']);
-    assert.deepEqual(Object.keys(body.usage.completion_tokens_details).sort(), ['accepted_prediction_tokens', 'audio_tokens', 'reasoning_tokens', 'rejected_prediction_tokens']);
+    assert.deepEqual(Object.keys(body.usage).sort(), [
+      'completion_tokens',
+      'completion_tokens_details',
+      'prompt_tokens',
+      'prompt_tokens_details',
+      'total_tokens',
+    ]);
+    assert.deepEqual(Object.keys(body.usage.completion_tokens_details).sort(), [
+      'accepted_prediction_tokens',
+      'audio_tokens',
+      'reasoning_tokens',
+      'rejected_prediction_tokens',
+    ]);
     assert.deepEqual(Object.keys(body.usage.prompt_tokens_details).sort(), ['audio_tokens', 'cached_tokens']);
     assert.equal(body.usage.total_tokens, body.usage.prompt_tokens + body.usage.completion_tokens);
     assert.equal(body.usage.prompt_tokens, 2);
@@ -117,7 +133,10 @@ describe('response shape', () => {
     const prompts = ['The nation', 'Our people', 'We must'];
     const response = await post(gateway, '/v5/completions', { model, prompt: prompts, n: 2, max_tokens: 3, temperature: 1, seed: 3 });
     assert.equal(response.status, 200);
-    assert.deepEqual(response.body.choices.map((c: any) => c.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      response.body.choices.map((c: any) => c.index),
+      [0, 1, 2, 3, 4, 5],
+    );
     const single = await Promise.all(prompts.map((prompt) => post(gateway, '/v5/completions', { model, prompt, max_tokens: 0 })));
     const promptTokens = single.reduce((sum, r) => sum + r.body.usage.prompt_tokens, 0);
     assert.equal(response.body.usage.prompt_tokens, promptTokens);
@@ -161,7 +180,9 @@ describe('streaming', () => {
   test('include_usage adds a final chunk with choices [] and usage equal to the non-stream usage', async () => {
     const body = { model, prompt: 'Taxes', max_tokens: 6, temperature: 0 };
     const streamed = await post(gateway, '/v5/completions', { ...body, stream: true, stream_options: { include_usage: true } });
-    const chunks = parseSse(streamed.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const chunks = parseSse(streamed.text)
+      .filter((e) => e.event === null)
+      .map((e) => JSON.parse(e.data));
     const last = chunks[chunks.length - 1];
     assert.deepEqual(last.choices, []);
     assert.ok(chunks.slice(0, -1).every((c) => c.usage === null));
@@ -294,7 +315,11 @@ test('pipelined requests on one connection each get their whole answer, in order
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   // Three requests in one write: the second and third wait behind the first on the server.
-  socket.write(request({ model, prompt: 'One', max_tokens: 3 }) + request({ model, prompt: 'Two', max_tokens: 3, stream: true }) + request({ model, prompt: 'Three café', max_tokens: 3 }));
+  socket.write(
+    request({ model, prompt: 'One', max_tokens: 3 }) +
+      request({ model, prompt: 'Two', max_tokens: 3, stream: true }) +
+      request({ model, prompt: 'Three café', max_tokens: 3 }),
+  );
   const deadline = Date.now() + 10_000;
   let responses: ReturnType<typeof splitResponses> = [];
   while (Date.now() < deadline) {
@@ -304,12 +329,15 @@ test('pipelined requests on one connection each get their whole answer, in order
   }
   socket.destroy();
   assert.equal(responses.length, 3);
-  assert.deepEqual(responses.map((each) => each.status), [200, 200, 200]);
+  assert.deepEqual(
+    responses.map((each) => each.status),
+    [200, 200, 200],
+  );
   const first = JSON.parse(responses[0].body);
   const third = JSON.parse(responses[2].body);
   assert.equal(first.object, 'text_completion');
   assert.equal(third.object, 'text_completion');
-  assert.ok(third.usage.prompt_tokens > first.usage.prompt_tokens, 'the third answer is the third request\'s');
+  assert.ok(third.usage.prompt_tokens > first.usage.prompt_tokens, "the third answer is the third request's");
   const events = parseSse(responses[1].body);
   assert.equal(events.at(-1)!.data, '[DONE]');
   assert.equal(JSON.parse(events[0].data).object, 'text_completion');

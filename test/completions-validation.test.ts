@@ -96,15 +96,38 @@ describe('parameter validation', () => {
 
   test('accepts boundary values', async () => {
     const response = await post(gateway, '/v5/completions', {
-      model, prompt: 'Hello', max_tokens: 0, temperature: 2, top_p: 0, n: 2, best_of: 2, logprobs: 5,
-      stop: ['a', 'b', 'c', 'd'], presence_penalty: -2, frequency_penalty: 2, logit_bias: { '0': -100 }, seed: -5, user: 'u',
+      model,
+      prompt: 'Hello',
+      max_tokens: 0,
+      temperature: 2,
+      top_p: 0,
+      n: 2,
+      best_of: 2,
+      logprobs: 5,
+      stop: ['a', 'b', 'c', 'd'],
+      presence_penalty: -2,
+      frequency_penalty: 2,
+      logit_bias: { '0': -100 },
+      seed: -5,
+      user: 'u',
     });
     assert.equal(response.status, 200, response.text);
   });
 
   test('nulls mean "not given"', async () => {
     const response = await post(gateway, '/v5/completions', {
-      model, prompt: 'Hello', max_tokens: 2, temperature: null, top_p: null, n: null, stop: null, logprobs: null, seed: null, suffix: null, user: null, stream: null,
+      model,
+      prompt: 'Hello',
+      max_tokens: 2,
+      temperature: null,
+      top_p: null,
+      n: null,
+      stop: null,
+      logprobs: null,
+      seed: null,
+      suffix: null,
+      user: null,
+      stream: null,
     });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.choices.length, 1);
@@ -112,7 +135,18 @@ describe('parameter validation', () => {
 });
 
 /** Phrases of the validation library's own messages, which a client must never read. */
-const libraryPhrases = [/expected/i, /received/i, /too big/i, /too small/i, /invalid input/i, /invalid option/i, /unrecognized keys?\b/i, /invalid union/i, /invalid (string|key|element)/i, /must match pattern/i];
+const libraryPhrases = [
+  /expected/i,
+  /received/i,
+  /too big/i,
+  /too small/i,
+  /invalid input/i,
+  /invalid option/i,
+  /unrecognized keys?\b/i,
+  /invalid union/i,
+  /invalid (string|key|element)/i,
+  /must match pattern/i,
+];
 
 /** For each parameter, values OpenAI refuses; `base` holds what the parameter needs beside it. */
 const badFamilies: { param: string; base?: Record<string, unknown>; values: unknown[] }[] = [
@@ -121,7 +155,10 @@ const badFamilies: { param: string; base?: Record<string, unknown>; values: unkn
   { param: 'best_of', values: [-1, 21, 1.5, '2', true, {}] },
   { param: 'echo', values: ['yes', 1, [], {}] },
   { param: 'frequency_penalty', values: [2.01, -2.01, '1', true, []] },
-  { param: 'logit_bias', values: [[1], 'x', 5, { abc: 1 }, { 50: 101 }, { 50: '1' }, { '-1': 1 }, Object.fromEntries(Array.from({ length: 1025 }, (_, id) => [String(id), 1]))] },
+  {
+    param: 'logit_bias',
+    values: [[1], 'x', 5, { abc: 1 }, { 50: 101 }, { 50: '1' }, { '-1': 1 }, Object.fromEntries(Array.from({ length: 1025 }, (_, id) => [String(id), 1]))],
+  },
   { param: 'logprobs', values: [6, -1, 1.5, '1', false] },
   { param: 'max_tokens', values: [-1, 1.5, '10', 2 ** 31, true] },
   { param: 'n', values: [0, 129, 1.5, '2', []] },
@@ -180,7 +217,10 @@ describe('what OpenAI accepts is accepted', () => {
   test('one choice per prompt, empty prompts included', async () => {
     const response = await post(gateway, '/v5/completions', { model, prompt: ['', 'Hello', ''], max_tokens: 1, n: 2 });
     assert.equal(response.status, 200, response.text);
-    assert.deepEqual(response.body.choices.map((choice: { index: number }) => choice.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      response.body.choices.map((choice: { index: number }) => choice.index),
+      [0, 1, 2, 3, 4, 5],
+    );
   });
 
   test('best_of above 1 with stream stays refused', async () => {
@@ -244,7 +284,10 @@ describe('malformed requests', () => {
     const afterReport = await gateway.server.storage.queryUsage({ accountId: gateway.accountId });
     assert.equal(afterReport.totals.requests - before.totals.requests, 4);
     const recent = await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 4 });
-    assert.deepEqual(recent.map((r) => r.outcome), ['invalid_request', 'invalid_request', 'invalid_request', 'invalid_request']);
+    assert.deepEqual(
+      recent.map((r) => r.outcome),
+      ['invalid_request', 'invalid_request', 'invalid_request', 'invalid_request'],
+    );
     assert.deepEqual(recent.map((r) => r.status).sort(), [400, 400, 404, 415]);
   });
 });

@@ -4,7 +4,9 @@ import { after, before, test } from 'node:test';
 import { startTestGateway, type TestGateway } from './support/test-gateway.js';
 
 let gateway: TestGateway;
-before(async () => { gateway = await startTestGateway({ TOLLGATE_CORS_ORIGINS: 'https://app.example' }); });
+before(async () => {
+  gateway = await startTestGateway({ TOLLGATE_CORS_ORIGINS: 'https://app.example' });
+});
 after(() => gateway.stop());
 
 test('a listed origin gets allow headers on requests and preflights', async () => {

@@ -25,11 +25,15 @@ function perMinute(key: string, limit: number, amount = 1): CounterReservation {
 
 const stores: [string, () => Promise<CounterStore>, false | string][] = [
   ['memory', async () => new MemoryCounterStore(), false],
-  ['redis', async () => {
-    const store = new RedisCounterStore(REDIS_URL, silent, `tollgate-test:${randomBytes(6).toString('hex')}:`);
-    await store.ready();
-    return store;
-  }, redisSkip],
+  [
+    'redis',
+    async () => {
+      const store = new RedisCounterStore(REDIS_URL, silent, `tollgate-test:${randomBytes(6).toString('hex')}:`);
+      await store.ready();
+      return store;
+    },
+    redisSkip,
+  ],
 ];
 
 for (const [name, make, skip] of stores) {

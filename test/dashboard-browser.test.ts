@@ -27,9 +27,20 @@ const chromiumPath = '/usr/bin/chromium';
 const haveChromium = existsSync(chromiumPath);
 const ADMIN_KEY = 'admin-key-for-dashboard-tests';
 // Playwright gives every launch a fresh temporary profile, so no --user-data-dir is needed.
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
 
-test('chromium is available where the browser tests must run', { skip: haveChromium || process.env.CI ? false : 'no /usr/bin/chromium (set CI to make this fail)' }, () => {
+test('chromium is available where the browser tests must run', {
+  skip: haveChromium || process.env.CI ? false : 'no /usr/bin/chromium (set CI to make this fail)',
+}, () => {
   assert.ok(haveChromium, `${chromiumPath} is missing; the dashboard browser tests cannot run`);
 });
 
@@ -57,7 +68,8 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     const other = await gateway.server.storage.createAccount('Second team');
     otherAccountId = other.id;
     const otherKey = await newKey(other.id, 'team key');
-    for (let index = 0; index < 3; index++) assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'The economy', max_tokens: 6 + index })).status, 200);
+    for (let index = 0; index < 3; index++)
+      assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'The economy', max_tokens: 6 + index })).status, 200);
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Our nation', max_tokens: 12, stream: true })).status, 200);
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Taxes', max_tokens: 9 }, { 'x-api-key': second.key })).status, 200);
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'x', temperature: 5 })).status, 400);
@@ -76,7 +88,9 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => { if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(message.text());
+    });
     (page as Page & { problems: string[] }).problems = problems;
     await page.goto(`${gateway.url}${path}`);
     return page;
@@ -86,21 +100,35 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     await page.click('#sign-in button[type=submit]');
   };
   const waitForLoads = (page: Page, count: number) => page.waitForFunction((n) => Number(document.getElementById('app')!.dataset.loaded ?? 0) >= n, count);
-  const shownTotals = (page: Page) => page.$$eval('#totals [data-field]', (cells) =>
-    Object.fromEntries(cells.map((cell) => [(cell as HTMLElement).dataset.field!, Number(cell.textContent!.replace(/,/g, ''))])));
-  const expectTotals = (shown: Record<string, number>, ledger: UsageTotals) => assert.deepEqual(shown, {
-    requests: ledger.requests, prompt_tokens: ledger.promptTokens, completion_tokens: ledger.completionTokens,
-    total_tokens: ledger.totalTokens, cached_tokens: ledger.cachedTokens, estimated_requests: ledger.estimatedRequests,
-  });
-  const chartSums = (page: Page, chart: 'model' | 'key') => page.evaluate((name) =>
-    Object.fromEntries(window.tollgate!.charts[name].data.datasets.map((dataset) => [dataset.label, (dataset.data as number[]).reduce((a, b) => a + b, 0)])), chart);
-  const inkedPixels = (page: Page, selector: string) => page.$eval(selector, (canvas) => {
-    const element = canvas as HTMLCanvasElement;
-    const pixels = element.getContext('2d')!.getImageData(0, 0, element.width, element.height).data;
-    let inked = 0;
-    for (let index = 3; index < pixels.length; index += 4) if (pixels[index] > 0) inked++;
-    return inked;
-  });
+  const shownTotals = (page: Page) =>
+    page.$$eval('#totals [data-field]', (cells) =>
+      Object.fromEntries(cells.map((cell) => [(cell as HTMLElement).dataset.field!, Number(cell.textContent!.replace(/,/g, ''))])),
+    );
+  const expectTotals = (shown: Record<string, number>, ledger: UsageTotals) =>
+    assert.deepEqual(shown, {
+      requests: ledger.requests,
+      prompt_tokens: ledger.promptTokens,
+      completion_tokens: ledger.completionTokens,
+      total_tokens: ledger.totalTokens,
+      cached_tokens: ledger.cachedTokens,
+      estimated_requests: ledger.estimatedRequests,
+    });
+  const chartSums = (page: Page, chart: 'model' | 'key') =>
+    page.evaluate(
+      (name) =>
+        Object.fromEntries(
+          window.tollgate!.charts[name].data.datasets.map((dataset) => [dataset.label, (dataset.data as number[]).reduce((a, b) => a + b, 0)]),
+        ),
+      chart,
+    );
+  const inkedPixels = (page: Page, selector: string) =>
+    page.$eval(selector, (canvas) => {
+      const element = canvas as HTMLCanvasElement;
+      const pixels = element.getContext('2d')!.getImageData(0, 0, element.width, element.height).data;
+      let inked = 0;
+      for (let index = 3; index < pixels.length; index += 4) if (pixels[index] > 0) inked++;
+      return inked;
+    });
 
   test('static files: redirect, content types, cache headers, 404 shape, no traversal', async () => {
     const redirect = await fetch(`${gateway.url}/dashboard?x=1`, { redirect: 'manual' });
@@ -120,11 +148,26 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.match(await playground.text(), /playground-template/);
     const missing = await get(gateway, '/dashboard/assets/nope.js');
     assert.equal(missing.status, 404);
-    assert.deepEqual(missing.body.error, { message: "No file '/dashboard/assets/nope.js' in the dashboard.", type: 'not_found_error', param: null, code: 'file_not_found' });
-    for (const path of ['/dashboard/..%2f..%2fpackage.json', '/dashboard/%2e%2e/%2e%2e/package.json', '/dashboard/../../package.json', '/playground/..%5c..%5cpackage.json']) {
+    assert.deepEqual(missing.body.error, {
+      message: "No file '/dashboard/assets/nope.js' in the dashboard.",
+      type: 'not_found_error',
+      param: null,
+      code: 'file_not_found',
+    });
+    for (const path of [
+      '/dashboard/..%2f..%2fpackage.json',
+      '/dashboard/%2e%2e/%2e%2e/package.json',
+      '/dashboard/../../package.json',
+      '/playground/..%5c..%5cpackage.json',
+    ]) {
       const status = await new Promise<number>((resolve, reject) => {
         const url = new URL(gateway.url);
-        httpRequest({ host: url.hostname, port: url.port, path, method: 'GET' }, (response) => { response.resume(); resolve(response.statusCode!); }).on('error', reject).end();
+        httpRequest({ host: url.hostname, port: url.port, path, method: 'GET' }, (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        })
+          .on('error', reject)
+          .end();
       });
       assert.equal(status, 404, path);
     }
@@ -151,15 +194,24 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal((await get(gateway, `/v5/dashboard/recent?account_id=${otherAccountId}`)).body.error.code, 'account_mismatch');
     assert.equal((await get(gateway, '/v5/dashboard/recent?limit=0')).body.error.param, 'limit');
     assert.equal((await get(gateway, '/v5/dashboard/series?bogus=1')).body.error.code, 'unknown_parameter');
-    const used = await gateway.server.storage.sumTokens({ accountId: gateway.accountId, since: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString() });
+    const used = await gateway.server.storage.sumTokens({
+      accountId: gateway.accountId,
+      since: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString(),
+    });
     const limits = await get(gateway, '/v5/dashboard/limits');
-    assert.deepEqual(limits.body.budgets.map((budget: Record<string, unknown>) => [budget.tokens, budget.used, budget.remaining]), [[100_000, used, 100_000 - used]]);
+    assert.deepEqual(
+      limits.body.budgets.map((budget: Record<string, unknown>) => [budget.tokens, budget.used, budget.remaining]),
+      [[100_000, used, 100_000 - used]],
+    );
     assert.equal(limits.body.rate_limits[0].rpm, 600);
     assert.ok(limits.body.rate_limits[0].requests_last_minute >= 6);
     const series = await get(gateway, '/v5/dashboard/series?bucket=hour');
     assert.equal(series.body.buckets.length, 24);
     const ledger = await gateway.server.storage.queryUsage({ accountId: gateway.accountId, since: series.body.since });
-    assert.equal(series.body.buckets.reduce((sum: number, bucket: { total_tokens: number }) => sum + bucket.total_tokens, 0), ledger.totals.totalTokens);
+    assert.equal(
+      series.body.buckets.reduce((sum: number, bucket: { total_tokens: number }) => sum + bucket.total_tokens, 0),
+      ledger.totals.totalTokens,
+    );
     assert.equal((await get(gateway, '/admin/dashboard/accounts')).status, 401);
     const accounts = await get(gateway, '/admin/dashboard/accounts', { 'x-api-key': ADMIN_KEY });
     assert.equal(accounts.body.data.length, 2);
@@ -177,7 +229,12 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.deepEqual(await chartSums(page, 'model'), byModel);
     const byKey = await chartSums(page, 'key');
     assert.equal(Object.keys(byKey).length, 2);
-    assert.equal(byKey[Object.keys(byKey).find((label) => label.startsWith('batch jobs'))!], (await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 100 })).filter((record) => record.keyId === secondKeyId).reduce((sum, record) => sum + record.totalTokens, 0));
+    assert.equal(
+      byKey[Object.keys(byKey).find((label) => label.startsWith('batch jobs'))!],
+      (await gateway.server.storage.recentUsage({ accountId: gateway.accountId, limit: 100 }))
+        .filter((record) => record.keyId === secondKeyId)
+        .reduce((sum, record) => sum + record.totalTokens, 0),
+    );
     await page.waitForTimeout(300); // the bars grow in for 250 ms
     assert.ok((await inkedPixels(page, '#chart-model')) > 2000, 'the model chart is drawn');
     assert.ok((await inkedPixels(page, '#chart-key')) > 2000, 'the key chart is drawn');
@@ -191,7 +248,11 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     await page.selectOption('#range-picker', 'hour');
     await waitForLoads(page, 2);
     assert.equal(await page.evaluate(() => (window.tollgate!.charts.model.data as { labels?: unknown[] }).labels!.length), 24);
-    assert.equal((Object.values(await chartSums(page, 'model')) as number[]).reduce((a, b) => a + b, 0), ledger.totals.requests, 'everything happened in the last 24 hours');
+    assert.equal(
+      (Object.values(await chartSums(page, 'model')) as number[]).reduce((a, b) => a + b, 0),
+      ledger.totals.requests,
+      'everything happened in the last 24 hours',
+    );
     const png = join(mkdtempSync(join(tmpdir(), 'tollgate-shot-')), 'dashboard.png');
     await page.screenshot({ path: png });
     const bytes = readFileSync(png);
@@ -240,8 +301,11 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     await page.evaluate(() => {
       const seen: number[] = [];
       (window as unknown as { seen: number[] }).seen = seen;
-      new MutationObserver(() => seen.push(document.querySelector('#choices .text')?.textContent?.length ?? 0))
-        .observe(document.getElementById('choices')!, { childList: true, subtree: true, characterData: true });
+      new MutationObserver(() => seen.push(document.querySelector('#choices .text')?.textContent?.length ?? 0)).observe(document.getElementById('choices')!, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
     });
     await send(page);
     const text = (await page.textContent('#choice-0 .text'))!;
@@ -289,17 +353,23 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
 
   test('playground: keep-alive comments, the named done event and a late error event', async () => {
     const page = await openPlayground();
-    const chunk = (text: string) => `data: ${JSON.stringify({ id: 'cmpl-x', object: 'text_completion', created: 1, model, choices: [{ text, index: 0, logprobs: null, finish_reason: null }] })}\n\n`;
-    await page.route('**/v5/completions', (route) => route.fulfill({
-      status: 200, contentType: 'text/event-stream',
-      body: `: ping\n\n${chunk('Hello')}: ping\n\n${chunk(' world')}data: ${JSON.stringify({ error: { message: 'The vendor stopped answering.', type: 'upstream_error', param: null, code: 'vendor_timeout' } })}\n\n`,
-    }));
+    const chunk = (text: string) =>
+      `data: ${JSON.stringify({ id: 'cmpl-x', object: 'text_completion', created: 1, model, choices: [{ text, index: 0, logprobs: null, finish_reason: null }] })}\n\n`;
+    await page.route('**/v5/completions', (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'text/event-stream',
+        body: `: ping\n\n${chunk('Hello')}: ping\n\n${chunk(' world')}data: ${JSON.stringify({ error: { message: 'The vendor stopped answering.', type: 'upstream_error', param: null, code: 'vendor_timeout' } })}\n\n`,
+      }),
+    );
     await send(page);
     assert.equal(await page.textContent('#choice-0 .text'), 'Hello world');
     assert.match((await page.textContent('#completion-error'))!, /The vendor stopped answering\..*code: vendor_timeout.*after 2 chunks/s);
     assert.match((await page.textContent('#run-status'))!, /2 keep-alive pings/);
     await page.unroute('**/v5/completions');
-    await page.route('**/v5/completions', (route) => route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${chunk('Done')}event: done\ndata: [DONE]\n\n` }));
+    await page.route('**/v5/completions', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${chunk('Done')}event: done\ndata: [DONE]\n\n` }),
+    );
     await send(page);
     assert.equal(await page.textContent('#choice-0 .text'), 'Done');
     assert.equal(await page.isVisible('#completion-error'), false);

@@ -82,7 +82,14 @@ test('a broken event stream: the events before the break come out first, then a 
   const source = body(['data: a\n\n<html>\ndata: never\n\n', 'data: later\n\n']);
   const iterator = decodeSseBody('acme', source, decoder);
   assert.deepEqual(texts((await iterator.next()).value as CallPart[]), ['a']);
-  await assert.rejects(iterator.next(), (error: unknown) => error instanceof VendorError && error.status === 502 && error.code === 'upstream_malformed' && /'acme' vendor sent an unreadable event stream/.test(error.message));
+  await assert.rejects(
+    iterator.next(),
+    (error: unknown) =>
+      error instanceof VendorError &&
+      error.status === 502 &&
+      error.code === 'upstream_malformed' &&
+      /'acme' vendor sent an unreadable event stream/.test(error.message),
+  );
   assert.equal(source.closed, true);
 });
 

@@ -22,7 +22,16 @@ const VENDOR_KEY = 'sk-fault-secret-abcdef123456';
 // can take longer than the response deadline on a loaded machine (a 504 instead of the 502).
 // undici checks its idle timeouts on a half-second tick, so a silence of 600 ms is noticed after
 // 0.5–1 s: the whole-answer limit stays clear of that, and each limit shows in its own message.
-const transport = { connectTimeoutMs: 500, idleTimeoutMs: 600, responseTimeoutMs: 2_000, maxRetries: 1, retryBaseDelayMs: 5, retryMaxDelayMs: 20, maxRetryAfterMs: 5_000, maxResponseBytes: 8 * 1024 * 1024 };
+const transport = {
+  connectTimeoutMs: 500,
+  idleTimeoutMs: 600,
+  responseTimeoutMs: 2_000,
+  maxRetries: 1,
+  retryBaseDelayMs: 5,
+  retryMaxDelayMs: 20,
+  maxRetryAfterMs: 5_000,
+  maxResponseBytes: 8 * 1024 * 1024,
+};
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-faults-'));
 let gateway: TestGateway;
 let upstream: FaultUpstream;
@@ -32,7 +41,6 @@ function heapAfterGc(): number {
   for (let index = 0; index < 3; index++) gc();
   return process.memoryUsage().heapUsed;
 }
-
 
 async function ledgerCount(): Promise<number> {
   return (await gateway.server.storage.queryUsage({ accountId: gateway.accountId })).totals.requests;
@@ -51,12 +59,15 @@ before(async () => {
   upstream = await FaultUpstream.start();
   const port = await refusedPort();
   const configPath = join(dir, 'tollgate.json');
-  writeFileSync(configPath, JSON.stringify({
-    vendors: {
-      openai: transport,
-      refused: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${port}`, ...transport },
-    },
-  }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      vendors: {
+        openai: transport,
+        refused: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${port}`, ...transport },
+      },
+    }),
+  );
   gateway = await startTestGateway({ OPENAI_API_KEY: VENDOR_KEY, OPENAI_BASE_URL: upstream.url, TOLLGATE_CONFIG: configPath });
   // Warm up every code path once so lazily loaded modules do not count as growth.
   upstream.use('ok');
@@ -87,17 +98,37 @@ interface Expectation {
 
 const cases: { fault: Fault | 'refused'; json: Expectation; stream: Expectation }[] = [
   { fault: 'refused', json: { status: 502, code: 'upstream_unreachable' }, stream: { status: 502, code: 'upstream_unreachable' } },
-  { fault: 'reset-before-headers', json: { status: 502, code: 'upstream_unreachable', attempts: 2 }, stream: { status: 502, code: 'upstream_unreachable', attempts: 2 } },
-  { fault: 'reset-mid-stream', json: { status: 502, code: 'upstream_unreachable', attempts: 2 }, stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_unreachable', attempts: 1 } },
+  {
+    fault: 'reset-before-headers',
+    json: { status: 502, code: 'upstream_unreachable', attempts: 2 },
+    stream: { status: 502, code: 'upstream_unreachable', attempts: 2 },
+  },
+  {
+    fault: 'reset-mid-stream',
+    json: { status: 502, code: 'upstream_unreachable', attempts: 2 },
+    stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_unreachable', attempts: 1 },
+  },
   { fault: 'hang', json: { status: 504, code: 'upstream_timeout', attempts: 2 }, stream: { status: 504, code: 'upstream_timeout', attempts: 2 } },
   { fault: 'drip', json: { status: 200, text: 'Hello world', attempts: 1 }, stream: { status: 200, text: 'Hello world', attempts: 1 } },
-  { fault: 'stall-after-headers', json: { status: 504, code: 'upstream_timeout', attempts: 2, message: /waiting for more output/ }, stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_timeout', attempts: 1, message: /waiting for more output/ } },
+  {
+    fault: 'stall-after-headers',
+    json: { status: 504, code: 'upstream_timeout', attempts: 2, message: /waiting for more output/ },
+    stream: { status: 200, errorEventAfter: 'Hello', code: 'upstream_timeout', attempts: 1, message: /waiting for more output/ },
+  },
   { fault: 'drip-forever', json: { status: 504, code: 'upstream_timeout', attempts: 2 }, stream: { status: 504, code: 'upstream_timeout', attempts: 2 } },
-  { fault: '429', json: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' }, stream: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' } },
+  {
+    fault: '429',
+    json: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' },
+    stream: { status: 429, code: 'upstream_rate_limited', attempts: 2, retryAfter: '1' },
+  },
   { fault: '500', json: { status: 502, code: 'upstream_error', attempts: 2 }, stream: { status: 502, code: 'upstream_error', attempts: 2 } },
   { fault: '503', json: { status: 502, code: 'upstream_error', attempts: 2 }, stream: { status: 502, code: 'upstream_error', attempts: 2 } },
   { fault: 'invalid-json', json: { status: 502, code: 'upstream_malformed', attempts: 2 }, stream: { status: 502, code: 'upstream_malformed', attempts: 2 } },
-  { fault: 'truncated', json: { status: 502, code: 'upstream_malformed', attempts: 2 }, stream: { status: 200, errorEventAfter: 'Hello wor', code: 'upstream_malformed', attempts: 1 } },
+  {
+    fault: 'truncated',
+    json: { status: 502, code: 'upstream_malformed', attempts: 2 },
+    stream: { status: 200, errorEventAfter: 'Hello wor', code: 'upstream_malformed', attempts: 1 },
+  },
   { fault: 'malformed-sse', json: { status: 502, code: 'upstream_malformed', attempts: 2 }, stream: { status: 502, code: 'upstream_malformed', attempts: 2 } },
   { fault: 'error-200', json: { status: 502, code: 'upstream_error', attempts: 2 }, stream: { status: 502, code: 'upstream_error', attempts: 2 } },
   { fault: 'enormous', json: { status: 502, code: 'upstream_malformed', attempts: 2 }, stream: { status: 502, code: 'upstream_malformed', attempts: 2 } },
@@ -133,7 +164,10 @@ describe('upstream faults', () => {
           assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
           const events = parseSse(response.text);
           const chunks = events.filter((event) => event.event === null && event.data !== '[DONE]').map((event) => JSON.parse(event.data));
-          const text = chunks.filter((chunk) => chunk.choices).map((chunk) => chunk.choices[0]?.text ?? '').join('');
+          const text = chunks
+            .filter((chunk) => chunk.choices)
+            .map((chunk) => chunk.choices[0]?.text ?? '')
+            .join('');
           if (expected.errorEventAfter !== undefined) {
             assert.equal(text, expected.errorEventAfter);
             const last = chunks.at(-1);
@@ -156,7 +190,8 @@ describe('upstream faults', () => {
         assert.ok(await waitFor(() => upstream.busySockets === 0, 2_000), `${upstream.busySockets} upstream replies still open`);
         assert.ok(upstream.openSockets <= 2, `${upstream.openSockets} sockets open on the upstream`);
         assert.ok(await waitFor(() => activeCount('Timeout') <= timersBefore, 2_000), `timers: ${activeCount('Timeout')} > ${timersBefore}`);
-        if (fault === 'enormous') assert.ok(upstream.bytesWritten < 2 * 64 * 1024 * 1024, `the gateway read ${upstream.bytesWritten} bytes of an enormous answer`);
+        if (fault === 'enormous')
+          assert.ok(upstream.bytesWritten < 2 * 64 * 1024 * 1024, `the gateway read ${upstream.bytesWritten} bytes of an enormous answer`);
       });
     }
   }

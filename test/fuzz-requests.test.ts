@@ -32,25 +32,74 @@ interface Sample {
   headers: Record<string, string>;
 }
 
-const hugeNumbers = ['1e308', '-1e308', '1e999', '-0', '9007199254740993', '2147483648', '4294967296', '1.5', '0.0000001', '-1', '18446744073709551616', '1E+2', '00', '0x10'];
+const hugeNumbers = [
+  '1e308',
+  '-1e308',
+  '1e999',
+  '-0',
+  '9007199254740993',
+  '2147483648',
+  '4294967296',
+  '1.5',
+  '0.0000001',
+  '-1',
+  '18446744073709551616',
+  '1E+2',
+  '00',
+  '0x10',
+];
 const oddValues: fc.Arbitrary<unknown>[] = [
-  fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 20 }), fc.constant([]), fc.constant({}),
-  fc.array(fc.integer(), { maxLength: 5 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }),
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double(),
+  fc.string({ maxLength: 20 }),
+  fc.constant([]),
+  fc.constant({}),
+  fc.array(fc.integer(), { maxLength: 5 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }),
   fc.constantFrom(-1, 0, 1, 2, 4, 5, 16, 20, 21, 128, 129, 256, 2048, 2049, 2 ** 31 - 1, 2 ** 31, 2 ** 53, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE),
   fc.constantFrom('', ' ', '\u0000', '\uD800', '💥', 'a'.repeat(300), '../../etc/passwd', 'local/../openai/x', 'http://127.0.0.1:1/', '%00', '\r\nx-evil: 1'),
 ];
 const anyValue = fc.oneof(...oddValues);
-const fields = ['model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n', 'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user'];
+const fields = [
+  'model',
+  'prompt',
+  'best_of',
+  'echo',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_tokens',
+  'n',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'suffix',
+  'temperature',
+  'top_p',
+  'user',
+];
 
 /** A mostly valid request whose fields are then mutated. Valid ones stay small (max_tokens ≤ 2). */
-const baseRequest = fc.record({
-  model: fc.constantFrom(MODEL, MODEL, MODEL, 'local/nope', 'nope/x', 'local', '/', MODEL.toUpperCase()),
-  prompt: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.array(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 3 }), fc.array(fc.nat(100_300), { minLength: 1, maxLength: 5 })),
-  max_tokens: fc.constantFrom(0, 1, 2),
-  stream: fc.boolean(),
-}, { requiredKeys: ['model', 'prompt', 'max_tokens'] });
+const baseRequest = fc.record(
+  {
+    model: fc.constantFrom(MODEL, MODEL, MODEL, 'local/nope', 'nope/x', 'local', '/', MODEL.toUpperCase()),
+    prompt: fc.oneof(
+      fc.string({ minLength: 1, maxLength: 40 }),
+      fc.array(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 3 }),
+      fc.array(fc.nat(100_300), { minLength: 1, maxLength: 5 }),
+    ),
+    max_tokens: fc.constantFrom(0, 1, 2),
+    stream: fc.boolean(),
+  },
+  { requiredKeys: ['model', 'prompt', 'max_tokens'] },
+);
 
-const mutatedObject = fc.tuple(baseRequest, fc.array(fc.tuple(fc.constantFrom(...fields, '__proto__', 'constructor', 'extra', ''), anyValue), { maxLength: 4 }))
+const mutatedObject = fc
+  .tuple(baseRequest, fc.array(fc.tuple(fc.constantFrom(...fields, '__proto__', 'constructor', 'extra', ''), anyValue), { maxLength: 4 }))
   .map(([request, mutations]) => {
     const body: Record<string, unknown> = { ...request };
     for (const [field, value] of mutations) body[field] = value;
@@ -63,7 +112,8 @@ const mutatedObject = fc.tuple(baseRequest, fc.array(fc.tuple(fc.constantFrom(..
 
 const rawTexts = fc.oneof(
   // Numbers JSON can carry but JavaScript cannot represent faithfully.
-  fc.tuple(fc.constantFrom('max_tokens', 'n', 'temperature', 'seed', 'logprobs', 'best_of', 'top_p'), fc.constantFrom(...hugeNumbers))
+  fc
+    .tuple(fc.constantFrom('max_tokens', 'n', 'temperature', 'seed', 'logprobs', 'best_of', 'top_p'), fc.constantFrom(...hugeNumbers))
     .map(([field, number]) => `{"model":"${MODEL}","prompt":"Hi","max_tokens":1,"${field}":${number}}`),
   // Deep nesting, in the prompt, in logit_bias and as the whole body.
   fc.tuple(fc.integer({ min: 10, max: 20_000 }), fc.constantFrom('prompt', 'logit_bias', 'stop', 'body')).map(([depth, where]) => {
@@ -79,30 +129,88 @@ const rawTexts = fc.oneof(
     `{"constructor":{"prototype":{"polluted":1}},"model":"${MODEL}","prompt":"Hi","max_tokens":1}`,
   ),
   // Not JSON, truncated JSON, JSON that is not an object.
-  fc.constantFrom('', ' ', 'null', 'true', '1', '"x"', '[]', '{', '{"model":', '{"model":"a"', '{"a":1}}', '{}', 'undefined', 'NaN', '{"model":NaN}', "{'model':'x'}", '\u0000{}', '\uFEFF{}'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'null',
+    'true',
+    '1',
+    '"x"',
+    '[]',
+    '{',
+    '{"model":',
+    '{"model":"a"',
+    '{"a":1}}',
+    '{}',
+    'undefined',
+    'NaN',
+    '{"model":NaN}',
+    "{'model':'x'}",
+    '\u0000{}',
+    '\uFEFF{}',
+  ),
   fc.string({ maxLength: 200 }),
   // Enormous stop lists and prompt lists.
-  fc.integer({ min: 5, max: 5_000 }).map((count) => JSON.stringify({ model: MODEL, prompt: 'Hi', max_tokens: 1, stop: Array.from({ length: count }, (_, index) => `s${index}`) })),
+  fc
+    .integer({ min: 5, max: 5_000 })
+    .map((count) => JSON.stringify({ model: MODEL, prompt: 'Hi', max_tokens: 1, stop: Array.from({ length: count }, (_, index) => `s${index}`) })),
   fc.integer({ min: 2049, max: 3_000 }).map((count) => JSON.stringify({ model: MODEL, prompt: Array.from({ length: count }, () => 'p'), max_tokens: 1 })),
-  fc.integer({ min: 1025, max: 3_000 }).map((count) => JSON.stringify({ model: MODEL, prompt: 'Hi', max_tokens: 1, logit_bias: Object.fromEntries(Array.from({ length: count }, (_, index) => [String(index), 1])) })),
+  fc.integer({ min: 1025, max: 3_000 }).map((count) =>
+    JSON.stringify({
+      model: MODEL,
+      prompt: 'Hi',
+      max_tokens: 1,
+      logit_bias: Object.fromEntries(Array.from({ length: count }, (_, index) => [String(index), 1])),
+    }),
+  ),
 );
 
 /** Byte-level damage: invalid UTF-8 sequences spliced into an otherwise valid body. */
-const invalidUtf8 = fc.tuple(fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xe2, 0x82]), fc.constantFrom('prompt', 'model', 'stop', 'key'))
+const invalidUtf8 = fc
+  .tuple(
+    fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xe2, 0x82]),
+    fc.constantFrom('prompt', 'model', 'stop', 'key'),
+  )
   .map(([bytes, where]) => {
     const bad = Buffer.from(bytes).toString('latin1');
-    const text = where === 'key' ? `{"model":"${MODEL}","prompt":"Hi","max_tokens":1,"${bad}":1}` : where === 'stop'
-      ? `{"model":"${MODEL}","prompt":"Hi","max_tokens":1,"stop":["${bad}"]}` : where === 'model'
-        ? `{"model":"local/${bad}","prompt":"Hi","max_tokens":1}` : `{"model":"${MODEL}","prompt":"H${bad}i","max_tokens":1}`;
+    const text =
+      where === 'key'
+        ? `{"model":"${MODEL}","prompt":"Hi","max_tokens":1,"${bad}":1}`
+        : where === 'stop'
+          ? `{"model":"${MODEL}","prompt":"Hi","max_tokens":1,"stop":["${bad}"]}`
+          : where === 'model'
+            ? `{"model":"local/${bad}","prompt":"Hi","max_tokens":1}`
+            : `{"model":"${MODEL}","prompt":"H${bad}i","max_tokens":1}`;
     return Buffer.from(text, 'latin1');
   });
 
 const headerSets = fc.record({
-  contentType: fc.constantFrom('application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'APPLICATION/JSON', ''),
+  contentType: fc.constantFrom(
+    'application/json',
+    'application/json',
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=latin1',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonx',
+    'APPLICATION/JSON',
+    '',
+  ),
   auth: fc.constantFrom('good', 'good', 'good', 'good', 'bearer', 'none', 'garbage', 'wrong-secret', 'huge', 'bearer-empty', 'two-schemes'),
   extra: fc.constantFrom<Record<string, string>>(
-    {}, {}, { 'x-request-id': 'x'.repeat(300) }, { 'x-request-id': '\t\u00ff' }, { 'x-selected-account-id': 'acct_other' }, { 'x-selected-account-id': '' },
-    { accept: 'text/event-stream' }, { 'content-encoding': 'gzip' }, { 'accept-encoding': 'br;q=0' }, { 'content-language': '\u00ff\u00fe' }, { 'x-forwarded-host': 'evil.example' },
+    {},
+    {},
+    { 'x-request-id': 'x'.repeat(300) },
+    { 'x-request-id': '\t\u00ff' },
+    { 'x-selected-account-id': 'acct_other' },
+    { 'x-selected-account-id': '' },
+    { accept: 'text/event-stream' },
+    { 'content-encoding': 'gzip' },
+    { 'accept-encoding': 'br;q=0' },
+    { 'content-language': '\u00ff\u00fe' },
+    { 'x-forwarded-host': 'evil.example' },
     { 'x-filler': 'a'.repeat(20_000) },
   ),
 });
@@ -112,29 +220,58 @@ function headersFor(sample: { contentType: string; auth: string; extra: Record<s
   if (sample.contentType) headers['content-type'] = sample.contentType;
   const wrong = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
   switch (sample.auth) {
-    case 'good': headers['x-api-key'] = key; break;
-    case 'bearer': headers.authorization = `Bearer ${key}`; break;
-    case 'garbage': headers['x-api-key'] = 'tg_\u00e9\u00e9'; break;
-    case 'wrong-secret': headers['x-api-key'] = wrong; break;
-    case 'huge': headers['x-api-key'] = `tg_${'k'.repeat(10_000)}`; break;
-    case 'bearer-empty': headers.authorization = 'Bearer '; break;
-    case 'two-schemes': headers.authorization = `Basic ${key}`; break;
-    default: break;
+    case 'good':
+      headers['x-api-key'] = key;
+      break;
+    case 'bearer':
+      headers.authorization = `Bearer ${key}`;
+      break;
+    case 'garbage':
+      headers['x-api-key'] = 'tg_\u00e9\u00e9';
+      break;
+    case 'wrong-secret':
+      headers['x-api-key'] = wrong;
+      break;
+    case 'huge':
+      headers['x-api-key'] = `tg_${'k'.repeat(10_000)}`;
+      break;
+    case 'bearer-empty':
+      headers.authorization = 'Bearer ';
+      break;
+    case 'two-schemes':
+      headers.authorization = `Basic ${key}`;
+      break;
+    default:
+      break;
   }
   return headers;
 }
 
-const samples = fc.tuple(fc.oneof({ arbitrary: mutatedObject, weight: 6 }, { arbitrary: rawTexts, weight: 3 }, { arbitrary: invalidUtf8, weight: 1 }), headerSets);
+const samples = fc.tuple(
+  fc.oneof({ arbitrary: mutatedObject, weight: 6 }, { arbitrary: rawTexts, weight: 3 }, { arbitrary: invalidUtf8, weight: 1 }),
+  headerSets,
+);
 
 async function send(sample: Sample): Promise<{ status: number; text: string; contentType: string }> {
-  const response = await pool.request({ path: '/v5/completions', method: 'POST', headers: sample.headers, body: sample.body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  const response = await pool.request({
+    path: '/v5/completions',
+    method: 'POST',
+    headers: sample.headers,
+    body: sample.body,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
   const text = await response.body.text();
   return { status: response.statusCode, text, contentType: String(response.headers['content-type'] ?? '') };
 }
 
 function checkErrorShape(status: number, text: string, context: string): void {
   let body: any;
-  try { body = JSON.parse(text); } catch { assert.fail(`${status} body is not JSON for ${context}: ${text.slice(0, 200)}`); }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    assert.fail(`${status} body is not JSON for ${context}: ${text.slice(0, 200)}`);
+  }
   assert.ok(body && typeof body.error === 'object' && body.error !== null, `${status} without an error object for ${context}: ${text.slice(0, 200)}`);
   assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type'], context);
   assert.equal(typeof body.error.message, 'string');
@@ -177,29 +314,44 @@ describe('fuzzed requests', () => {
     const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     let answer = '';
-    socket.on('data', (chunk) => { answer += chunk; });
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
     // Announce 1 GiB, send only the headers: the 413 must come without the body.
-    socket.write(`POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: ${gateway.key}\r\ncontent-length: ${2 ** 30}\r\n\r\n`);
+    socket.write(
+      `POST /v5/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: ${gateway.key}\r\ncontent-length: ${2 ** 30}\r\n\r\n`,
+    );
     const deadline = Date.now() + 3_000;
     while (!answer.includes('\r\n\r\n') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     socket.destroy();
     assert.match(answer, /^HTTP\/1\.1 413/);
-    checkErrorShape(413, answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, ''), '413');
+    checkErrorShape(
+      413,
+      answer
+        .slice(answer.indexOf('\r\n\r\n') + 4)
+        .replace(/^[0-9a-f]+\r\n/, '')
+        .replace(/\r\n0\r\n\r\n$/, ''),
+      '413',
+    );
   });
 
   test('a chunked body that grows past the limit is cut off with a 413', async () => {
     const limit = 4 * 1024 * 1024;
     const piece = Buffer.alloc(512 * 1024, 'a');
     let sent = 0;
-    const body = Readable.from((async function* () {
-      yield Buffer.from(`{"model":"${MODEL}","max_tokens":1,"prompt":"`);
-      while (sent < limit * 4) {
-        sent += piece.length;
-        yield piece;
-      }
-      yield Buffer.from('"}');
-    })());
-    const response = await pool.request({ path: '/v5/completions', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': gateway.key }, body }).catch((error: Error) => error);
+    const body = Readable.from(
+      (async function* () {
+        yield Buffer.from(`{"model":"${MODEL}","max_tokens":1,"prompt":"`);
+        while (sent < limit * 4) {
+          sent += piece.length;
+          yield piece;
+        }
+        yield Buffer.from('"}');
+      })(),
+    );
+    const response = await pool
+      .request({ path: '/v5/completions', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': gateway.key }, body })
+      .catch((error: Error) => error);
     if (response instanceof Error) {
       // The gateway may close the connection while undici is still writing; it must not have read it all.
       assert.ok(sent < limit * 4, `the gateway read the whole ${sent}-byte body before refusing it`);
@@ -210,7 +362,11 @@ describe('fuzzed requests', () => {
   });
 
   test('headers over the size limit get a 431 in the error shape', async () => {
-    const response = await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, 'x-filler': 'a'.repeat(64 * 1024) }, body: '{}' });
+    const response = await fetch(`${gateway.url}/v5/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, 'x-filler': 'a'.repeat(64 * 1024) },
+      body: '{}',
+    });
     assert.equal(response.status, 431);
     checkErrorShape(431, await response.text(), '431');
   });

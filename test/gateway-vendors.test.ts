@@ -23,13 +23,18 @@ before(async () => {
   openai = await MockUpstream.start();
   anthropic = await MockUpstream.start();
   const configPath = join(dir, 'tollgate.yaml');
-  writeFileSync(configPath, JSON.stringify({
-    vendors: { openai: transport, anthropic: transport },
-    aliases: { resilient: ['openai/gpt-3.5-turbo-instruct', 'anthropic/claude-sonnet-4-5'] },
-  }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      vendors: { openai: transport, anthropic: transport },
+      aliases: { resilient: ['openai/gpt-3.5-turbo-instruct', 'anthropic/claude-sonnet-4-5'] },
+    }),
+  );
   gateway = await startTestGateway({
-    OPENAI_API_KEY: VENDOR_KEY, OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: VENDOR_KEY, ANTHROPIC_BASE_URL: anthropic.url,
+    OPENAI_API_KEY: VENDOR_KEY,
+    OPENAI_BASE_URL: openai.url,
+    ANTHROPIC_API_KEY: VENDOR_KEY,
+    ANTHROPIC_BASE_URL: anthropic.url,
     TOLLGATE_CONFIG: configPath.replace(/\.yaml$/, '.yaml'),
     TOLLGATE_KEEPALIVE_MS: '150',
   });
@@ -40,14 +45,36 @@ after(async () => {
   await anthropic.close();
   rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => { openai.reset(); anthropic.reset(); });
+beforeEach(() => {
+  openai.reset();
+  anthropic.reset();
+});
 
-const completionChunk = (text: string, finish: string | null = null) => ({ id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] });
-const usageChunk = { id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } };
+const completionChunk = (text: string, finish: string | null = null) => ({
+  id: 'cmpl-up',
+  object: 'text_completion',
+  created: 1,
+  model: 'gpt-3.5-turbo-instruct',
+  choices: [{ text, index: 0, logprobs: null, finish_reason: finish }],
+});
+const usageChunk = {
+  id: 'cmpl-up',
+  object: 'text_completion',
+  created: 1,
+  model: 'gpt-3.5-turbo-instruct',
+  choices: [],
+  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+};
 
 function anthropicStream(text: string[]): string[] {
   return [
-    sse({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 4, output_tokens: 1 } } }, 'message_start'),
+    sse(
+      {
+        type: 'message_start',
+        message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 4, output_tokens: 1 } },
+      },
+      'message_start',
+    ),
     sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
     ...text.map((piece) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta')),
     sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
@@ -63,7 +90,9 @@ describe('openai through the gateway', () => {
     assert.equal(response.status, 200, response.text);
     assert.equal(openai.requests[0].body.stream_options.include_usage, true);
     assert.equal(openai.requests[0].headers.authorization, `Bearer ${VENDOR_KEY}`);
-    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const chunks = parseSse(response.text)
+      .filter((e) => e.event === null)
+      .map((e) => JSON.parse(e.data));
     assert.ok(chunks.every((chunk) => chunk.choices.length === 1 && !('usage' in chunk)));
     assert.equal(chunks.map((c) => c.choices[0].text).join(''), 'Hello world');
     assert.equal(chunks.at(-1).choices[0].finish_reason, 'stop');
@@ -79,26 +108,54 @@ describe('openai through the gateway', () => {
   test('a long stream (more output than the socket buffer holds) arrives whole and ends with [DONE]', async () => {
     const pieces = Array.from({ length: 400 }, (_, index) => `piece ${String(index).padStart(3, '0')} ${'x'.repeat(80)}|`);
     // One upstream write: the gateway gets it in one or two reads and answers with one large write.
-    const events = [...pieces.map((piece, index) => sse(completionChunk(piece, index === pieces.length - 1 ? 'length' : null))), sse(usageChunk), 'data: [DONE]\n\n'];
+    const events = [
+      ...pieces.map((piece, index) => sse(completionChunk(piece, index === pieces.length - 1 ? 'length' : null))),
+      sse(usageChunk),
+      'data: [DONE]\n\n',
+    ];
     openai.reply({ chunks: [events.join('')] });
-    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go on', stream: true, max_tokens: 400, stream_options: { include_usage: true } }, {}, { timeoutMs: 5_000 });
+    const response = await post(
+      gateway,
+      '/v5/completions',
+      { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go on', stream: true, max_tokens: 400, stream_options: { include_usage: true } },
+      {},
+      { timeoutMs: 5_000 },
+    );
     assert.equal(response.status, 200, response.text);
     assert.ok(response.text.endsWith('data: [DONE]\n\n'), response.text.slice(-200));
-    const chunks = parseSse(response.text).filter((e) => e.event === null && e.data !== '[DONE]').map((e) => JSON.parse(e.data));
-    assert.equal(chunks.filter((chunk) => chunk.choices.length === 1).map((chunk) => chunk.choices[0].text).join(''), pieces.join(''));
+    const chunks = parseSse(response.text)
+      .filter((e) => e.event === null && e.data !== '[DONE]')
+      .map((e) => JSON.parse(e.data));
+    assert.equal(
+      chunks
+        .filter((chunk) => chunk.choices.length === 1)
+        .map((chunk) => chunk.choices[0].text)
+        .join(''),
+      pieces.join(''),
+    );
     assert.equal(chunks.at(-1).usage.total_tokens, 5);
   });
 
   test('with include_usage the client gets the vendor usage as the final chunk', async () => {
     openai.reply({ chunks: [sse(completionChunk('Hi', 'length')), sse(usageChunk), 'data: [DONE]\n\n'] });
-    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true, stream_options: { include_usage: true } });
-    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const response = await post(gateway, '/v5/completions', {
+      model: 'openai/gpt-3.5-turbo-instruct',
+      prompt: 'x',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = parseSse(response.text)
+      .filter((e) => e.event === null)
+      .map((e) => JSON.parse(e.data));
     assert.deepEqual(chunks.at(-1).choices, []);
     assert.equal(chunks.at(-1).usage.total_tokens, 5);
   });
 
   test('vendor 401 → 502 that never reveals the vendor key; the ledger records a vendor error', async () => {
-    openai.reply({ status: 401, json: { error: { message: `Incorrect API key provided: ${VENDOR_KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } } });
+    openai.reply({
+      status: 401,
+      json: { error: { message: `Incorrect API key provided: ${VENDOR_KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } },
+    });
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' });
     assert.equal(response.status, 502);
     assert.ok(!response.text.includes(VENDOR_KEY));
@@ -122,7 +179,16 @@ describe('openai through the gateway', () => {
       return match ? Number(match[1]) : 0;
     };
     const [ok, limited] = [await count('200'), await count('429')];
-    openai.reply({ json: { id: 'cmpl-up', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } });
+    openai.reply({
+      json: {
+        id: 'cmpl-up',
+        object: 'text_completion',
+        created: 1,
+        model: 'gpt-3.5-turbo-instruct',
+        choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+    });
     assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 200);
     openai.reply({ status: 429, json: { error: { message: 'slow down' } } });
     assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 429);
@@ -147,16 +213,25 @@ describe('openai through the gateway', () => {
   });
 
   test('a client that disconnects mid-stream aborts the upstream and the tokens so far are recorded as cancelled', async () => {
-    openai.reply({ chunks: [sse(completionChunk('one ')), sse(completionChunk('two ')), sse(completionChunk('three ')), sse(completionChunk('four '))], delayMs: 300 });
+    openai.reply({
+      chunks: [sse(completionChunk('one ')), sse(completionChunk('two ')), sse(completionChunk('three ')), sse(completionChunk('four '))],
+      delayMs: 300,
+    });
     const controller = new AbortController();
     const response = await fetch(`${gateway.url}/v5/completions`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
       body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'count', stream: true }),
     });
     const reader = response.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
-    const id = JSON.parse(first.split('\n').find((line) => line.startsWith('data: {'))!.slice(6)).id;
+    const id = JSON.parse(
+      first
+        .split('\n')
+        .find((line) => line.startsWith('data: {'))!
+        .slice(6),
+    ).id;
     controller.abort();
     assert.equal(await openai.requests[0].closedEarly, true, 'upstream request aborted');
     let record = null;
@@ -177,7 +252,10 @@ describe('openai through the gateway', () => {
 
   test('a slow ledger holds [DONE], not the text: events waiting for it leave within one keep-alive interval', async () => {
     // The whole answer in one write with the end of the body, so the stream is done in one read.
-    openai.reply({ text: [sse(completionChunk('all')), sse(completionChunk(' at once', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'].join(''), headers: { 'content-type': 'text/event-stream' } });
+    openai.reply({
+      text: [sse(completionChunk('all')), sse(completionChunk(' at once', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'].join(''),
+      headers: { 'content-type': 'text/event-stream' },
+    });
     const storage = gateway.server.storage;
     const recordUsage = storage.recordUsage;
     storage.recordUsage = async (record) => {
@@ -214,13 +292,22 @@ describe('openai through the gateway', () => {
 describe('chat-only vendors and fallbacks', () => {
   test('anthropic: P prompts × n fan out to independent calls, header says what was emulated, chunks look like local ones', async () => {
     anthropic.always({ chunks: anthropicStream(['Good', ' day']) });
-    const response = await post(gateway, '/v5/completions', { model: 'anthropic/claude-sonnet-4-5', prompt: ['First', 'Second'], n: 2, max_tokens: 10, stream: true, stream_options: { include_usage: true } });
+    const response = await post(gateway, '/v5/completions', {
+      model: 'anthropic/claude-sonnet-4-5',
+      prompt: ['First', 'Second'],
+      n: 2,
+      max_tokens: 10,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     assert.equal(response.status, 200, response.text);
     assert.equal(anthropic.requests.length, 4);
     for (const request of anthropic.requests) assert.equal(request.body.messages.length, 1);
     assert.deepEqual(anthropic.requests.map((r) => r.body.messages[0].content).sort(), ['First', 'First', 'Second', 'Second']);
     assert.match(response.headers.get('x-tollgate-emulated') ?? '', /\bn\b/);
-    const chunks = parseSse(response.text).filter((e) => e.event === null).map((e) => JSON.parse(e.data));
+    const chunks = parseSse(response.text)
+      .filter((e) => e.event === null)
+      .map((e) => JSON.parse(e.data));
     const byChoice = new Map<number, string>();
     for (const chunk of chunks) for (const choice of chunk.choices) byChoice.set(choice.index, (byChoice.get(choice.index) ?? '') + choice.text);
     assert.deepEqual([...byChoice.keys()].sort(), [0, 1, 2, 3]);
@@ -239,7 +326,17 @@ describe('chat-only vendors and fallbacks', () => {
 
   test('an alias falls back to the next target when the first fails before output', async () => {
     openai.always({ status: 503, json: { error: { message: 'overloaded' } } });
-    anthropic.always({ json: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'Fallback' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } } });
+    anthropic.always({
+      json: {
+        id: 'msg_2',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: 'Fallback' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 3, output_tokens: 1 },
+      },
+    });
     const response = await post(gateway, '/v5/completions', { model: 'resilient', prompt: 'x', max_tokens: 5 });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.choices[0].text, 'Fallback');

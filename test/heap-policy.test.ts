@@ -46,8 +46,10 @@ test('turned off at start, every later scavenge runs on the main thread alone an
 });
 
 /** A WebAssembly function `f(n)` summing n, n-1, … 1 in a loop: hot enough for V8 to tier it up. */
-const sumModule = [0, 97, 115, 109, 1, 0, 0, 0, 1, 6, 1, 96, 1, 127, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0,
-  10, 27, 1, 25, 1, 1, 127, 3, 64, 32, 1, 32, 0, 106, 33, 1, 32, 0, 65, 1, 107, 34, 0, 13, 0, 11, 32, 1, 11];
+const sumModule = [
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 6, 1, 96, 1, 127, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 27, 1, 25, 1, 1, 127, 3, 64, 32, 1, 32, 0, 106, 33, 1, 32, 0,
+  65, 1, 107, 34, 0, 13, 0, 11, 32, 1, 11,
+];
 
 for (const wasmTierUp of [false, true]) {
   test(`with WebAssembly tier-up ${wasmTierUp ? 'on' : 'off (the default)'}, a hot function compiled after start ${wasmTierUp ? 'is optimised' : 'stays on the baseline compiler'} and answers the same`, () => {

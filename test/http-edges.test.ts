@@ -13,7 +13,9 @@ import { startTestGateway, type TestGateway } from './support/test-gateway.js';
 const MODEL = 'local/tollgate-small';
 const ORIGIN = 'https://app.example';
 let gateway: TestGateway;
-before(async () => { gateway = await startTestGateway({ TOLLGATE_CORS_ORIGINS: ORIGIN }); });
+before(async () => {
+  gateway = await startTestGateway({ TOLLGATE_CORS_ORIGINS: ORIGIN });
+});
 after(() => gateway.stop());
 
 interface Answer {
@@ -27,12 +29,15 @@ function send(method: string, path: string, headers: Record<string, string> = {}
   const url = new URL(gateway.url);
   const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { ...length, ...headers }, agent: false, timeout: 10_000 }, (response) => {
-      const pieces: Buffer[] = [];
-      response.on('data', (piece: Buffer) => pieces.push(piece));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(pieces).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const outgoing = httpRequest(
+      { host: url.hostname, port: url.port, method, path, headers: { ...length, ...headers }, agent: false, timeout: 10_000 },
+      (response) => {
+        const pieces: Buffer[] = [];
+        response.on('data', (piece: Buffer) => pieces.push(piece));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(pieces).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
     outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${path} timed out`)));
     outgoing.on('error', reject);
     outgoing.end(body);
@@ -108,7 +113,11 @@ describe('unknown routes and methods', () => {
 
 describe('request body encodings', () => {
   test('gzip, deflate and identity bodies are read', async () => {
-    for (const [encoding, body] of [['gzip', gzipSync(completionJson('Zipped'))], ['deflate', deflateSync(completionJson('Deflated'))], ['identity', Buffer.from(completionJson('Plain'))]] as const) {
+    for (const [encoding, body] of [
+      ['gzip', gzipSync(completionJson('Zipped'))],
+      ['deflate', deflateSync(completionJson('Deflated'))],
+      ['identity', Buffer.from(completionJson('Plain'))],
+    ] as const) {
       const answer = await send('POST', '/v5/completions', authed({ 'content-type': 'application/json', 'content-encoding': encoding }), body);
       assert.equal(answer.status, 200, `${encoding}: ${answer.text}`);
       assert.equal(JSON.parse(answer.text).object, 'text_completion');
@@ -128,14 +137,23 @@ describe('request body encodings', () => {
   });
 
   test('a body that is not what its encoding says → 400', async () => {
-    const answer = await send('POST', '/v5/completions', authed({ 'content-type': 'application/json', 'content-encoding': 'gzip' }), completionJson('not zipped'));
+    const answer = await send(
+      'POST',
+      '/v5/completions',
+      authed({ 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+      completionJson('not zipped'),
+    );
     const error = assertError(answer, 400, 'invalid_content_encoding');
     assert.match(error.message, /gzip/);
   });
 
   for (const encoding of ['br', 'zstd', 'gzip, br', 'compress']) {
     test(`Content-Encoding: ${encoding} → 415 naming it`, async () => {
-      const error = assertError(await send('POST', '/v5/completions', authed({ 'content-type': 'application/json', 'content-encoding': encoding }), completionJson('x')), 415, 'unsupported_content_encoding');
+      const error = assertError(
+        await send('POST', '/v5/completions', authed({ 'content-type': 'application/json', 'content-encoding': encoding }), completionJson('x')),
+        415,
+        'unsupported_content_encoding',
+      );
       assert.ok(error.message.includes(`'${encoding}'`), error.message);
     });
   }
@@ -144,7 +162,11 @@ describe('request body encodings', () => {
 describe('content types', () => {
   for (const contentType of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'application/jsonx']) {
     test(`JSON sent as ${contentType} → 415 asking for application/json`, async () => {
-      const error = assertError(await send('POST', '/v5/completions', authed({ 'content-type': contentType }), completionJson('x')), 415, 'unsupported_media_type');
+      const error = assertError(
+        await send('POST', '/v5/completions', authed({ 'content-type': contentType }), completionJson('x')),
+        415,
+        'unsupported_media_type',
+      );
       assert.match(error.message, /application\/json/);
     });
   }
@@ -166,13 +188,32 @@ describe('content types', () => {
 
 describe('CORS for the SDKs in a browser', () => {
   const sdkHeaders = [
-    'x-stainless-arch', 'x-stainless-lang', 'x-stainless-os', 'x-stainless-package-version', 'x-stainless-retry-count',
-    'x-stainless-runtime', 'x-stainless-runtime-version', 'x-stainless-timeout', 'x-stainless-helper-method', 'x-stainless-async',
-    'x-selected-account-id', 'authorization', 'x-api-key', 'content-type', 'idempotency-key', 'openai-organization', 'openai-project', 'x-request-id',
+    'x-stainless-arch',
+    'x-stainless-lang',
+    'x-stainless-os',
+    'x-stainless-package-version',
+    'x-stainless-retry-count',
+    'x-stainless-runtime',
+    'x-stainless-runtime-version',
+    'x-stainless-timeout',
+    'x-stainless-helper-method',
+    'x-stainless-async',
+    'x-selected-account-id',
+    'authorization',
+    'x-api-key',
+    'content-type',
+    'idempotency-key',
+    'openai-organization',
+    'openai-project',
+    'x-request-id',
   ];
 
   test('a preflight allows every header the OpenAI and SGP SDKs send', async () => {
-    const answer = await send('OPTIONS', '/v5/completions', { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': sdkHeaders.join(',') });
+    const answer = await send('OPTIONS', '/v5/completions', {
+      origin: ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': sdkHeaders.join(','),
+    });
     assert.equal(answer.status, 204);
     assert.equal(answer.headers['access-control-allow-origin'], ORIGIN);
     assert.match(String(answer.headers['access-control-allow-methods']), /POST/);
@@ -181,14 +222,29 @@ describe('CORS for the SDKs in a browser', () => {
   });
 
   test('a preflight does not allow arbitrary headers', async () => {
-    const answer = await send('OPTIONS', '/v5/completions', { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-evil, x-stainless-os' });
+    const answer = await send('OPTIONS', '/v5/completions', {
+      origin: ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'x-evil, x-stainless-os',
+    });
     const allowed = String(answer.headers['access-control-allow-headers']).split(', ');
     assert.ok(!allowed.includes('x-evil'));
     assert.ok(allowed.includes('x-stainless-os'));
   });
 
   test('responses, errors included, expose the headers a page needs', async () => {
-    const wanted = ['x-request-id', 'retry-after', 'x-should-retry', 'x-tollgate-emulated', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens'];
+    const wanted = [
+      'x-request-id',
+      'retry-after',
+      'x-should-retry',
+      'x-tollgate-emulated',
+      'x-ratelimit-limit-requests',
+      'x-ratelimit-remaining-requests',
+      'x-ratelimit-reset-requests',
+      'x-ratelimit-limit-tokens',
+      'x-ratelimit-remaining-tokens',
+      'x-ratelimit-reset-tokens',
+    ];
     const success = await send('POST', '/v5/completions', authed({ origin: ORIGIN, 'content-type': 'application/json' }), completionJson('Hi'));
     const refused = await send('POST', '/v5/completions', { origin: ORIGIN, 'content-type': 'application/json' }, completionJson('Hi'));
     assert.equal(success.status, 200, success.text);
@@ -217,13 +273,20 @@ test('a request that arrives while the server drains gets 503 in the error shape
     let raw = '';
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     const firstByte = new Promise<void>((resolve) => socket.once('data', () => resolve()));
-    socket.on('data', (chunk: Buffer) => { raw += chunk.toString('utf8'); });
-    socket.write(`POST /v5/completions HTTP/1.1\r\nhost: ${url.host}\r\nx-api-key: ${draining.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.on('data', (chunk: Buffer) => {
+      raw += chunk.toString('utf8');
+    });
+    socket.write(
+      `POST /v5/completions HTTP/1.1\r\nhost: ${url.host}\r\nx-api-key: ${draining.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     await firstByte;
     const stopped = draining.stop();
     // The drain has begun once the server refuses new connections; the stream is still running.
     for (let attempt = 0; attempt < 200; attempt++) {
-      const refused = await fetch(`${draining.url}/health`).then(() => false, () => true);
+      const refused = await fetch(`${draining.url}/health`).then(
+        () => false,
+        () => true,
+      );
       if (refused) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

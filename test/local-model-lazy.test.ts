@@ -72,7 +72,10 @@ test('a model file damaged after start answers 503 local_model_unavailable in th
     assert.ok(!response.body.error.message.includes(dir), 'the file path stays in the log');
     assert.equal(adapter.modelLoaded, false);
     // Within the retry interval a second request fails the same way without re-reading the file.
-    assert.throws(() => adapter.prepare(request({ model: 'tollgate-small', prompt: 'Hi', stream: false }), model), (error: unknown) => error instanceof VendorError && error.code === 'local_model_unavailable');
+    assert.throws(
+      () => adapter.prepare(request({ model: 'tollgate-small', prompt: 'Hi', stream: false }), model),
+      (error: unknown) => error instanceof VendorError && error.code === 'local_model_unavailable',
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

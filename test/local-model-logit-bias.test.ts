@@ -25,13 +25,47 @@ before(async () => {
 after(() => gateway.stop());
 
 /** A completion as the client sees it, stream or not: text per choice, logprobs, usage. */
-async function complete(body: Record<string, unknown>, stream: boolean): Promise<{ status: number; text: string; finish: string; tokens: string[]; logprobs: number[]; usage: { prompt_tokens: number; completion_tokens: number }; id: string; error: any }> {
+async function complete(
+  body: Record<string, unknown>,
+  stream: boolean,
+): Promise<{
+  status: number;
+  text: string;
+  finish: string;
+  tokens: string[];
+  logprobs: number[];
+  usage: { prompt_tokens: number; completion_tokens: number };
+  id: string;
+  error: any;
+}> {
   const response = await post(gateway, '/v5/completions', { model, ...body, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
-  if (response.status !== 200) return { status: response.status, text: '', finish: '', tokens: [], logprobs: [], usage: { prompt_tokens: -1, completion_tokens: -1 }, id: '', error: response.body?.error };
+  if (response.status !== 200)
+    return {
+      status: response.status,
+      text: '',
+      finish: '',
+      tokens: [],
+      logprobs: [],
+      usage: { prompt_tokens: -1, completion_tokens: -1 },
+      id: '',
+      error: response.body?.error,
+    };
   const chunks = stream
-    ? response.text.split('\n').filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]').map((line) => JSON.parse(line.slice(6)))
+    ? response.text
+        .split('\n')
+        .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+        .map((line) => JSON.parse(line.slice(6)))
     : [response.body];
-  const result = { status: 200, text: '', finish: '', tokens: [] as string[], logprobs: [] as number[], usage: { prompt_tokens: -1, completion_tokens: -1 }, id: chunks[0].id as string, error: null };
+  const result = {
+    status: 200,
+    text: '',
+    finish: '',
+    tokens: [] as string[],
+    logprobs: [] as number[],
+    usage: { prompt_tokens: -1, completion_tokens: -1 },
+    id: chunks[0].id as string,
+    error: null,
+  };
   for (const chunk of chunks) {
     if (chunk.usage) result.usage = chunk.usage;
     for (const choice of chunk.choices ?? []) {
@@ -72,7 +106,11 @@ test('+100 forces an id the model never saw, greedy and sampled, streamed and no
 test('special tokens: +100 on <|endoftext|> ends at once, +100 on another special token writes its name', async () => {
   const ended = await complete({ prompt: 'We must', max_tokens: 10, logit_bias: { 100257: 100 } }, false);
   assert.deepEqual([ended.text, ended.finish, ended.usage.completion_tokens], ['', 'stop', 0]);
-  for (const [id, name] of [[100258, '<|fim_prefix|>'], [100260, '<|fim_suffix|>'], [100276, '<|endofprompt|>']] as const) {
+  for (const [id, name] of [
+    [100258, '<|fim_prefix|>'],
+    [100260, '<|fim_suffix|>'],
+    [100276, '<|endofprompt|>'],
+  ] as const) {
     const forced = await complete({ prompt: 'We must', max_tokens: 3, temperature: 0.8, seed: 1, logit_bias: { [id]: 100 } }, true);
     assert.equal(forced.text, name.repeat(3));
     assert.equal(forced.usage.completion_tokens, 3);

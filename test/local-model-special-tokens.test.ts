@@ -33,7 +33,10 @@ async function complete(body: Record<string, unknown>, stream = false): Promise<
   const response = await post(gateway, '/v5/completions', { model, ...body, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
   assert.equal(response.status, 200, response.text);
   const chunks = stream
-    ? response.text.split('\n').filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]').map((line) => JSON.parse(line.slice(6)))
+    ? response.text
+        .split('\n')
+        .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+        .map((line) => JSON.parse(line.slice(6)))
     : [response.body];
   const result: Completion = { id: chunks[0].id, texts: [], tokens: [], usage: { prompt_tokens: -1, completion_tokens: -1, total_tokens: -1 } };
   for (const chunk of chunks) {
@@ -79,13 +82,19 @@ test('<|endoftext|> inside a prompt is a document boundary: what precedes it is 
 test('token prompts with every special token are valid; usage and echo stay exact, streamed or not', async () => {
   const prompt = [100258, ...encodeText('The state'), 100259, 100260, END_OF_TEXT, ...encodeText(' of the'), 100276];
   for (const stream of [false, true]) {
-    const result = await complete({ prompt: [prompt, encodeText('We must')], n: 2, max_tokens: 6, echo: true, logprobs: 1, seed: 2, logit_bias: { [END_OF_TEXT]: -100 } }, stream);
+    const result = await complete(
+      { prompt: [prompt, encodeText('We must')], n: 2, max_tokens: 6, echo: true, logprobs: 1, seed: 2, logit_bias: { [END_OF_TEXT]: -100 } },
+      stream,
+    );
     assert.equal(result.usage.prompt_tokens, prompt.length + encodeText('We must').length);
     // The echoed prompts are not completion tokens: 4 choices × 6 generated tokens.
     assert.equal(result.usage.completion_tokens, 4 * 6);
     assert.equal(result.usage.total_tokens, result.usage.prompt_tokens + result.usage.completion_tokens);
     for (const choice of [0, 1]) {
-      assert.ok(result.texts[choice].startsWith('<|fim_prefix|>The state<|fim_middle|><|fim_suffix|><|endoftext|> of the<|endofprompt|>'), result.texts[choice]);
+      assert.ok(
+        result.texts[choice].startsWith('<|fim_prefix|>The state<|fim_middle|><|fim_suffix|><|endoftext|> of the<|endofprompt|>'),
+        result.texts[choice],
+      );
       assert.equal(result.tokens[choice].length, prompt.length + 6);
     }
     for (const choice of [2, 3]) assert.ok(result.texts[choice].startsWith('We must'));

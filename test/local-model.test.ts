@@ -62,16 +62,17 @@ async function run(overrides: Partial<GenerationRequest> = {}, signal = new Abor
   assert.deepEqual(plan.emulated, []);
   const result: Run = { parts: [], texts: [], finishes: [], logprobs: [], usage: { promptTokens: -1, completionTokens: -1 } };
   const reportUsage = (usage: Usage) => (result.usage = usage);
-  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test', plan, reportUsage })) for (const part of batch) {
-    result.parts.push(part);
-    if (part.type === 'text-delta') {
-      result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
-      result.logprobs[part.choice] = [...(result.logprobs[part.choice] ?? []), ...(part.logprobs ?? [])];
-    } else if (part.type === 'finish') {
-      result.finishes[part.choice] = part.finishReason;
-      result.texts[part.choice] ??= '';
+  for await (const batch of adapter.stream(generation, model, { signal, requestId: 'test', plan, reportUsage }))
+    for (const part of batch) {
+      result.parts.push(part);
+      if (part.type === 'text-delta') {
+        result.texts[part.choice] = (result.texts[part.choice] ?? '') + part.text;
+        result.logprobs[part.choice] = [...(result.logprobs[part.choice] ?? []), ...(part.logprobs ?? [])];
+      } else if (part.type === 'finish') {
+        result.finishes[part.choice] = part.finishReason;
+        result.texts[part.choice] ??= '';
+      }
     }
-  }
   return result;
 }
 
@@ -113,7 +114,10 @@ test('trains into an empty cache, then reloads from it in well under a second', 
   const context = encodeText('We the people');
   assert.deepEqual(reloaded.model.distribution(context, reloaded.pool.acquire()), adapter.model.distribution(context, adapter.pool.acquire()));
   assert.equal(adapter.name, 'local');
-  assert.deepEqual(adapter.listModels().map((info) => info.id), ['local/tollgate-small']);
+  assert.deepEqual(
+    adapter.listModels().map((info) => info.id),
+    ['local/tollgate-small'],
+  );
   assert.equal(model.exactTokenizer, true);
   assert.deepEqual(model.capabilities, { logprobs: true, nativeCompletions: true });
   assert.equal(model.countTokens('Hello world, again.'), encodeText('Hello world, again.').length);
@@ -123,7 +127,15 @@ test('trains into an empty cache, then reloads from it in well under a second', 
 test('probabilities sum to 1 at every step, over emittable tokens only, even after unseen tokens', () => {
   const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
   assert.ok(unseen !== undefined);
-  const contexts = [[], encodeText('The'), encodeText('The state of the Union'), encodeText('I ask the Congress to'), [unseen], [...encodeText('We must'), unseen], [unseen, unseen, unseen]];
+  const contexts = [
+    [],
+    encodeText('The'),
+    encodeText('The state of the Union'),
+    encodeText('I ask the Congress to'),
+    [unseen],
+    [...encodeText('We must'), unseen],
+    [unseen, unseen, unseen],
+  ];
   for (const context of contexts) {
     const probabilities = distribution(context);
     let sum = 0;
@@ -209,7 +221,10 @@ test('logit_bias -100 bans a token and +100 forces one', async () => {
   const the = encodeText(' the')[0];
   for (const temperature of [0, 0.7, 1, 1.3]) {
     const sampled = await run({ temperature, maxTokens: 60, seed: 5, logprobs: 0, logitBias: { [the]: -100 } });
-    assert.ok(sampled.logprobs[0].every((entry) => entry.token !== ' the'), `temperature ${temperature}`);
+    assert.ok(
+      sampled.logprobs[0].every((entry) => entry.token !== ' the'),
+      `temperature ${temperature}`,
+    );
     const forced = await run({ temperature, maxTokens: 8, seed: 5, logitBias: { [the]: 100 } });
     assert.equal(forced.texts[0], ' the'.repeat(8));
   }
@@ -252,7 +267,16 @@ test('stop sequences end the text before them, across token boundaries, without 
 });
 
 test('n gives different choices with global indexes; best_of returns the best mean logprob', async () => {
-  const two = await run({ prompts: [{ kind: 'text', text: 'We must' }, { kind: 'text', text: 'The economy' }], n: 2, maxTokens: 12, seed: 9, temperature: 1.2 });
+  const two = await run({
+    prompts: [
+      { kind: 'text', text: 'We must' },
+      { kind: 'text', text: 'The economy' },
+    ],
+    n: 2,
+    maxTokens: 12,
+    seed: 9,
+    temperature: 1.2,
+  });
   assert.equal(two.texts.length, 4);
   assert.notEqual(two.texts[0], two.texts[1]);
   assert.ok(two.texts[2] !== two.texts[3]);
@@ -286,7 +310,12 @@ test('presence and frequency penalties reduce repetition', async () => {
 
 test('logprobs: k alternatives plus the sampled token, values from the model distribution', async () => {
   const prompt = encodeText('The state of the Union is');
-  for (const [k, overrides] of [[3, {}], [5, { temperature: 0.6 }], [2, { temperature: 0 }], [1, { topP: 0.8 }]] as const) {
+  for (const [k, overrides] of [
+    [3, {}],
+    [5, { temperature: 0.6 }],
+    [2, { temperature: 0 }],
+    [1, { topP: 0.8 }],
+  ] as const) {
     const result = await run({ maxTokens: 12, seed: 8, logprobs: k, ...overrides });
     const context = [...prompt];
     for (const entry of result.logprobs[0]) {
@@ -341,9 +370,12 @@ test('token-array prompts are conditioned on and decoded for echo; ids outside c
   assert.equal(fromTokens.texts[0], fromText.texts[0]);
   assert.equal(fromTokens.usage.promptTokens, ids.length);
   for (const bad of [-1, 100256, 100261, 100275, 100277, 1.5, 200000]) {
-    assert.throws(() => adapter.prepare(request({ prompts: [{ kind: 'tokens', tokens: [100, bad] }] }), model), (error: unknown) => {
-      return error instanceof GatewayError && error.status === 400 && error.param === 'prompt';
-    });
+    assert.throws(
+      () => adapter.prepare(request({ prompts: [{ kind: 'tokens', tokens: [100, bad] }] }), model),
+      (error: unknown) => {
+        return error instanceof GatewayError && error.status === 400 && error.param === 'prompt';
+      },
+    );
   }
   const unseen = [...Array(100256).keys()].find((id) => adapter.model.indexOf(id) < 0) as number;
   const result = await run({ prompts: [{ kind: 'tokens', tokens: [unseen] }], maxTokens: 5, echo: true, logprobs: 1 });
@@ -352,13 +384,19 @@ test('token-array prompts are conditioned on and decoded for echo; ids outside c
 
 test('invalid logit_bias keys are a 400 on logit_bias; suffix is refused with a 400 on suffix', () => {
   for (const key of ['abc', '-1', '1.5', '100256', '100261', '100275', '100277', '999999']) {
-    assert.throws(() => adapter.prepare(request({ logitBias: { [key]: 1 } }), model), (error: unknown) => {
-      return error instanceof GatewayError && error.status === 400 && error.param === 'logit_bias' && error.message.includes(`'${key}'`);
-    });
+    assert.throws(
+      () => adapter.prepare(request({ logitBias: { [key]: 1 } }), model),
+      (error: unknown) => {
+        return error instanceof GatewayError && error.status === 400 && error.param === 'logit_bias' && error.message.includes(`'${key}'`);
+      },
+    );
   }
-  assert.throws(() => adapter.prepare(request({ suffix: ' and so on.' }), model), (error: unknown) => {
-    return error instanceof GatewayError && error.status === 400 && error.param === 'suffix' && error.code === 'unsupported_parameter';
-  });
+  assert.throws(
+    () => adapter.prepare(request({ suffix: ' and so on.' }), model),
+    (error: unknown) => {
+      return error instanceof GatewayError && error.status === 400 && error.param === 'suffix' && error.code === 'unsupported_parameter';
+    },
+  );
   assert.deepEqual(adapter.prepare(request({ suffix: '' }), model).emulated, []);
 });
 
@@ -367,7 +405,11 @@ test('abort stops generation promptly, ends without throwing, and still reports 
   const parts: StreamPart[] = [];
   const reported: Usage[] = [];
   const generation = request({ maxTokens: 3000, logitBias: { [END_OF_TEXT]: -100 } });
-  for await (const batch of adapter.stream(generation, model, { signal: controller.signal, requestId: 'abort', reportUsage: (usage) => reported.push(usage) })) {
+  for await (const batch of adapter.stream(generation, model, {
+    signal: controller.signal,
+    requestId: 'abort',
+    reportUsage: (usage) => reported.push(usage),
+  })) {
     parts.push(...batch);
     if (parts.length >= 3) controller.abort();
   }
@@ -379,10 +421,16 @@ test('abort stops generation promptly, ends without throwing, and still reports 
 });
 
 test('usage: prompt tokens once per prompt, completion tokens exactly what was generated', async () => {
-  const prompts = [{ kind: 'text' as const, text: 'We must' }, { kind: 'text' as const, text: 'In the coming year, the Government' }];
+  const prompts = [
+    { kind: 'text' as const, text: 'We must' },
+    { kind: 'text' as const, text: 'In the coming year, the Government' },
+  ];
   const result = await run({ prompts, n: 2, maxTokens: 20, temperature: 0, logprobs: 0, logitBias: { [END_OF_TEXT]: -100 } });
   assert.equal(result.usage.promptTokens, countTokens(prompts[0].text) + countTokens(prompts[1].text));
-  assert.equal(result.usage.completionTokens, result.logprobs.reduce((sum, entries) => sum + entries.length, 0));
+  assert.equal(
+    result.usage.completionTokens,
+    result.logprobs.reduce((sum, entries) => sum + entries.length, 0),
+  );
   assert.equal(result.usage.completionTokens, 80);
   assert.equal(countTokens(result.texts[0]), 20);
   assert.equal(countTokens(result.texts[2]), 20);
@@ -420,11 +468,19 @@ test('byte-fragment tokens are held until they form characters and spelled bytes
   const ids = [fragments[lead], fragments[middle], fragments[last]];
   const echoed = await run({ prompts: [{ kind: 'tokens', tokens: ids }], echo: true, maxTokens: 0, logprobs: 0 });
   assert.equal(echoed.texts[0], '€');
-  assert.deepEqual(echoed.logprobs[0].map((entry) => entry.token), ['bytes:\\xe2', 'bytes:\\x82', 'bytes:\\xac']);
+  assert.deepEqual(
+    echoed.logprobs[0].map((entry) => entry.token),
+    ['bytes:\\xe2', 'bytes:\\x82', 'bytes:\\xac'],
+  );
 });
 
 /** The sampler's target distribution by brute force over the whole vocabulary: softmax((log P + adjustment) / T), then the top_p nucleus. */
-function referenceWeights(probabilities: Float64Array, adjustments: Map<number, number>, temperature: number, topP: number): { order: number[]; weights: Float64Array } {
+function referenceWeights(
+  probabilities: Float64Array,
+  adjustments: Map<number, number>,
+  temperature: number,
+  topP: number,
+): { order: number[]; weights: Float64Array } {
   const logits = Array.from(probabilities, (probability, token) => (Math.log(probability) + (adjustments.get(token) ?? 0)) / temperature);
   const max = Math.max(...logits);
   const weights = Float64Array.from(logits, (logit) => Math.exp(logit - max));
@@ -445,7 +501,14 @@ test('top_p and temperature sampling match the brute-force nucleus and softmax e
     { temperature: 1, topP: 0.9, bias: new Map<number, number>() },
     { temperature: 0.7, topP: 0.9, bias: new Map<number, number>() },
     { temperature: 1.3, topP: 0.5, bias: new Map<number, number>() },
-    { temperature: 0.25, topP: 0.95, bias: new Map([[the, 3], [model.endOfText, -2]]) },
+    {
+      temperature: 0.25,
+      topP: 0.95,
+      bias: new Map([
+        [the, 3],
+        [model.endOfText, -2],
+      ]),
+    },
     { temperature: 1, topP: 0.99, bias: new Map([[the, -100]]) },
   ];
   for (const context of contexts) {
@@ -455,7 +518,15 @@ test('top_p and temperature sampling match the brute-force nucleus and softmax e
     for (const { temperature, topP, bias } of cases) {
       const { order, weights } = referenceWeights(probabilities, bias, temperature, topP);
       const mass = order.reduce((sum, token) => sum + weights[token], 0);
-      const settings = { temperature, topP, biasTokens: Int32Array.from(bias.keys()), biasValues: Float64Array.from(bias.values()), presencePenalty: 0, frequencyPenalty: 0, outsideTokens: new Int32Array(0) };
+      const settings = {
+        temperature,
+        topP,
+        biasTokens: Int32Array.from(bias.keys()),
+        biasValues: Float64Array.from(bias.values()),
+        presencePenalty: 0,
+        frequencyPenalty: 0,
+        outsideTokens: new Int32Array(0),
+      };
       const workspace = adapter.pool.acquire();
       const sampler = new LocalSampler(model, workspace, settings);
       for (let draw = 0.005; draw < 1; draw += 0.01) {
@@ -472,7 +543,8 @@ test('top_p and temperature sampling match the brute-force nucleus and softmax e
             break;
           }
         }
-        if (!nearEdge && Math.abs(target) > 1e-9 * mass) assert.equal(token, expected, `T ${temperature}, top_p ${topP}, draw ${draw}, context ${JSON.stringify(context)}`);
+        if (!nearEdge && Math.abs(target) > 1e-9 * mass)
+          assert.equal(token, expected, `T ${temperature}, top_p ${topP}, draw ${draw}, context ${JSON.stringify(context)}`);
       }
       sampler.release();
       adapter.pool.release(workspace);
@@ -489,7 +561,15 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   const total = weights.reduce((sum, weight) => sum + weight, 0);
   const ranked = [...weights.keys()].sort((left, right) => weights[right] - weights[left]);
   const workspace = adapter.pool.acquire();
-  const sampler = new LocalSampler(model, workspace, { temperature: 1.8, topP: 1, biasTokens: new Int32Array(0), biasValues: new Float64Array(0), presencePenalty: 0, frequencyPenalty: 0, outsideTokens: new Int32Array(0) });
+  const sampler = new LocalSampler(model, workspace, {
+    temperature: 1.8,
+    topP: 1,
+    biasTokens: new Int32Array(0),
+    biasValues: new Float64Array(0),
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    outsideTokens: new Int32Array(0),
+  });
   const draws = 40_000;
   const counts = new Map<number, number>();
   let seed = 12345;
@@ -511,7 +591,6 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   }
   assert.ok(counts.size > 500, 'the tail is sampled');
 });
-
 
 test('an id outside the vocabulary with a bias is drawn exactly as the least likely known token would be with it', () => {
   const model = adapter.model;
@@ -550,7 +629,8 @@ test('an id outside the vocabulary with a bias is drawn exactly as the least lik
             break;
           }
         }
-        if (!nearEdge && Math.abs(target) > 1e-9 * mass) assert.equal(token, expected, `T ${temperature}, top_p ${topP}, bias ${bias}, draw ${draw}, context ${JSON.stringify(context)}`);
+        if (!nearEdge && Math.abs(target) > 1e-9 * mass)
+          assert.equal(token, expected, `T ${temperature}, top_p ${topP}, bias ${bias}, draw ${draw}, context ${JSON.stringify(context)}`);
       }
       assert.ok(drewOutside > 0 && (bias < 100 || drewOutside === 100), `bias ${bias}: drawn ${drewOutside} times in 100`);
       sampler.release();

@@ -37,9 +37,15 @@ describe('logging to stdout', () => {
     child.stdout!.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));
     const [out] = await Promise.all([collect(child.stdout!.resume()), new Promise((resolve) => child.once('exit', resolve))]);
-    const numbers = out.trimEnd().split('\n').map((line) => (JSON.parse(line) as { i: number }).i);
+    const numbers = out
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { i: number }).i);
     assert.equal(numbers.length, 30_000);
-    assert.ok(numbers.every((value, index) => value === index), 'lines out of order');
+    assert.ok(
+      numbers.every((value, index) => value === index),
+      'lines out of order',
+    );
   });
 
   test('a stdout nobody reads does not stall the event loop; dropped lines are reported on stderr', async () => {

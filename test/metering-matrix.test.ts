@@ -41,16 +41,24 @@ before(async () => {
   remote.anthropic = { model: 'anthropic/claude-sonnet-4-5', wire: anthropicMessages, mock: anthropic, nativeN: false, nativeEcho: false, gatewayStop: '\n' };
   remote.gemini = { model: 'gemini/gemini-2.5-flash', wire: geminiGenerateContent, mock: gemini, nativeN: false, nativeEcho: false, gatewayStop: null };
   const configPath = join(dir, 'tollgate.json');
-  writeFileSync(configPath, JSON.stringify({
-    vendors: {
-      openai: transport, anthropic: transport, gemini: transport,
-      house: { kind: 'openai-compatible', baseUrl: house.url, completions: 'chat', models: [{ name: 'chat-model', contextWindow: 8192 }], ...transport },
-    },
-  }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      vendors: {
+        openai: transport,
+        anthropic: transport,
+        gemini: transport,
+        house: { kind: 'openai-compatible', baseUrl: house.url, completions: 'chat', models: [{ name: 'chat-model', contextWindow: 8192 }], ...transport },
+      },
+    }),
+  );
   gateway = await startTestGateway({
-    OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.url,
-    GEMINI_API_KEY: 'gm-test', GEMINI_BASE_URL: gemini.url,
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: openai.url,
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    ANTHROPIC_BASE_URL: anthropic.url,
+    GEMINI_API_KEY: 'gm-test',
+    GEMINI_BASE_URL: gemini.url,
     TOLLGATE_CONFIG: configPath,
   });
 });
@@ -162,9 +170,16 @@ function assertMetered(outcome: Outcome, expected: Tokens): void {
   const ledger = { promptTokens: record.promptTokens, completionTokens: record.completionTokens, estimated: record.estimated };
   assert.deepEqual(ledger, expected, `ledger row (${record.outcome}, ${record.status})`);
   assert.equal(record.totalTokens, expected.promptTokens + expected.completionTokens);
-  assert.deepEqual(outcome.usageDelta, {
-    prompt_tokens: expected.promptTokens, completion_tokens: expected.completionTokens, total_tokens: expected.promptTokens + expected.completionTokens, requests: 1,
-  }, 'GET /v5/usage');
+  assert.deepEqual(
+    outcome.usageDelta,
+    {
+      prompt_tokens: expected.promptTokens,
+      completion_tokens: expected.completionTokens,
+      total_tokens: expected.promptTokens + expected.completionTokens,
+      requests: 1,
+    },
+    'GET /v5/usage',
+  );
   if (outcome.usage) {
     assert.deepEqual(
       [outcome.usage.prompt_tokens, outcome.usage.completion_tokens, outcome.usage.total_tokens],
@@ -279,13 +294,17 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
             vendor().mock.reply(reply({ texts: ['Hello there'], usage: null }));
             const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, best_of: 3 });
             assert.equal(outcome.status, 200);
-            assertMetered(outcome, { promptTokens: countTokens(vendor().model, prompt), completionTokens: 3 * countTokens(vendor().model, 'Hello there'), estimated: true });
+            assertMetered(outcome, {
+              promptTokens: countTokens(vendor().model, prompt),
+              completionTokens: 3 * countTokens(vendor().model, 'Hello there'),
+              estimated: true,
+            });
           });
         }
       }
 
       if (stream) {
-        test('stream, error after output: the vendor\'s prompt count when it sent one, plus the output so far, flagged', async () => {
+        test("stream, error after output: the vendor's prompt count when it sent one, plus the output so far, flagged", async () => {
           vendor().mock.reply(vendor().wire.breakAfterOutput('Hello', billed));
           const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, stream });
           assert.equal(outcome.status, 200, 'the stream had begun');

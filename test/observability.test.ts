@@ -6,7 +6,9 @@ import { get, parseSse, post, startTestGateway, type TestGateway } from './suppo
 
 let gateway: TestGateway;
 const model = 'local/tollgate-small';
-before(async () => { gateway = await startTestGateway(); });
+before(async () => {
+  gateway = await startTestGateway();
+});
 after(() => gateway.stop());
 
 describe('observability', () => {
@@ -14,7 +16,14 @@ describe('observability', () => {
     const plain = await post(gateway, '/v5/completions', { model, prompt: ['One', 'Two'], n: 2, max_tokens: 4, logprobs: 2, echo: true });
     assert.equal(plain.status, 200);
     completionSchema.parse(plain.body);
-    const streamed = await post(gateway, '/v5/completions', { model, prompt: 'Three', max_tokens: 4, logprobs: 1, stream: true, stream_options: { include_usage: true } });
+    const streamed = await post(gateway, '/v5/completions', {
+      model,
+      prompt: 'Three',
+      max_tokens: 4,
+      logprobs: 1,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     for (const event of parseSse(streamed.text).filter((e) => e.event === null)) completionChunkSchema.parse(JSON.parse(event.data));
     const error = await post(gateway, '/v5/completions', { model, prompt: 'x', n: 0 });
     errorSchema.parse(error.body);
@@ -29,12 +38,24 @@ describe('observability', () => {
     const text = await response.text();
     assert.match(text, /tollgate_requests_total\{vendor="local",model="local\/tollgate-small",status="200"\} \d+/);
     assert.match(text, new RegExp(`tollgate_tokens_total\\{account="${gateway.accountId}",model="local/tollgate-small",kind="completion"\\} \\d+`));
-    for (const name of ['tollgate_request_duration_seconds_bucket', 'tollgate_time_to_first_token_seconds_bucket', 'tollgate_gateway_overhead_seconds_bucket', 'tollgate_in_flight_streams', 'tollgate_ledger_write_seconds_bucket', 'tollgate_upstream_latency_seconds', 'tollgate_upstream_retries_total', 'process_resident_memory_bytes']) {
+    for (const name of [
+      'tollgate_request_duration_seconds_bucket',
+      'tollgate_time_to_first_token_seconds_bucket',
+      'tollgate_gateway_overhead_seconds_bucket',
+      'tollgate_in_flight_streams',
+      'tollgate_ledger_write_seconds_bucket',
+      'tollgate_upstream_latency_seconds',
+      'tollgate_upstream_retries_total',
+      'process_resident_memory_bytes',
+    ]) {
       assert.ok(text.includes(name), name);
     }
     assert.match(text, /tollgate_in_flight_streams 0/);
     // The loop's busy time only grows, and never faster than the clock.
-    const active = () => fetch(`${gateway.url}/metrics`).then((r) => r.text()).then((body) => Number(/^tollgate_event_loop_active_seconds_total ([0-9.e+-]+)$/m.exec(body)?.[1]));
+    const active = () =>
+      fetch(`${gateway.url}/metrics`)
+        .then((r) => r.text())
+        .then((body) => Number(/^tollgate_event_loop_active_seconds_total ([0-9.e+-]+)$/m.exec(body)?.[1]));
     const startedAt = performance.now();
     const first = await active();
     await post(gateway, '/v5/completions', { model, prompt: 'Busy', max_tokens: 3 });
@@ -49,7 +70,8 @@ describe('observability', () => {
     const line = gateway.logs.find((entry) => entry.completionId === response.body.id);
     assert.ok(line, 'a log line for the request');
     assert.equal(line!.requestId, response.headers.get('x-request-id'), 'the x-request-id the client received');
-    for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs']) assert.ok(field in line!, field);
+    for (const field of ['account', 'keyId', 'model', 'vendor', 'status', 'promptTokens', 'completionTokens', 'latencyMs', 'ttftMs'])
+      assert.ok(field in line!, field);
     assert.equal(line!.status, 200);
     assert.equal(line!.level, 30);
     assert.equal(line!.msg, 'completion');
@@ -76,7 +98,7 @@ describe('observability', () => {
     const typed = await post(gateway, '/v5/completions', { model: 'local/not-a-model', prompt: 'Hi', max_tokens: 1 });
     assert.equal(typed.status, 404);
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
-    assert.ok(!text.includes('xxxxxxxxxx'), 'no label holds the client\'s model name');
+    assert.ok(!text.includes('xxxxxxxxxx'), "no label holds the client's model name");
     assert.ok(!text.includes('not-a-model'), 'no label holds a model name the catalogue does not have');
     assert.match(text, /tollgate_requests_total\{vendor="none",model="unknown",status="404"\} [2-9]/);
     // Every label value is one of ours: none is longer than the catalogue's longest model name.
@@ -96,7 +118,9 @@ describe('observability', () => {
   test('a stream whose ledger write fails logs the failure with the x-request-id the client received and the completion id', async () => {
     const storage = gateway.server.storage;
     const recordUsage = storage.recordUsage;
-    storage.recordUsage = async () => { throw new Error('disk on fire'); };
+    storage.recordUsage = async () => {
+      throw new Error('disk on fire');
+    };
     let response;
     try {
       response = await post(gateway, '/v5/completions', { model, prompt: 'Meter me', max_tokens: 2, stream: true });
@@ -126,7 +150,26 @@ describe('observability', () => {
     assert.equal(response.body.openapi, '3.1.0');
     const request = response.body.components.schemas.CompletionRequest;
     assert.equal(request.additionalProperties, false);
-    for (const field of ['model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n', 'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user']) {
+    for (const field of [
+      'model',
+      'prompt',
+      'best_of',
+      'echo',
+      'frequency_penalty',
+      'logit_bias',
+      'logprobs',
+      'max_tokens',
+      'n',
+      'presence_penalty',
+      'seed',
+      'stop',
+      'stream',
+      'stream_options',
+      'suffix',
+      'temperature',
+      'top_p',
+      'user',
+    ]) {
       assert.ok(field in request.properties, field);
     }
     // prompt may be absent (OpenAI's default prompt), as OpenAI accepts it.

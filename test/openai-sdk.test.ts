@@ -24,7 +24,14 @@ describe('openai SDK', () => {
   });
 
   test('stream, with include_usage', async () => {
-    const stream = await client.completions.create({ model, prompt: 'My fellow citizens', max_tokens: 6, stream: true, stream_options: { include_usage: true }, temperature: 0 });
+    const stream = await client.completions.create({
+      model,
+      prompt: 'My fellow citizens',
+      max_tokens: 6,
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: 0,
+    });
     let text = '';
     let usage;
     let finish;
@@ -51,7 +58,10 @@ describe('openai SDK', () => {
 
   test('prompt lists and n', async () => {
     const completion = await client.completions.create({ model, prompt: ['War', 'Peace'], n: 3, max_tokens: 2, temperature: 1, seed: 11 });
-    assert.deepEqual(completion.choices.map((c) => c.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      completion.choices.map((c) => c.index),
+      [0, 1, 2, 3, 4, 5],
+    );
   });
 
   test('logprobs and echo', async () => {

@@ -9,7 +9,11 @@ import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.
 import { spawnGateway, type GatewayProcess } from './support/gateway-process.js';
 import { privatePostgresAvailable, redisAvailable, startPrivatePostgres, startPrivateRedis, type PrivateServer } from './support/private-servers.js';
 
-const missing = !redisAvailable() ? 'redis-server is not installed' : !privatePostgresAvailable() ? 'PostgreSQL binaries or the postgres user are missing' : null;
+const missing = !redisAvailable()
+  ? 'redis-server is not installed'
+  : !privatePostgresAvailable()
+    ? 'PostgreSQL binaries or the postgres user are missing'
+    : null;
 const skip = missing && !process.env.CI ? missing : false;
 
 async function until<T>(work: () => Promise<T>, ok: (value: T) => boolean, timeoutMs: number): Promise<T> {
@@ -78,7 +82,10 @@ describe('outages of the servers the gateway depends on', { skip }, () => {
     await postgres.stop();
     const results = [];
     for (let i = 0; i < 5; i++) results.push(await call());
-    assert.ok(results.every((r) => r.status === 503), JSON.stringify(results.map((r) => r.status)));
+    assert.ok(
+      results.every((r) => r.status === 503),
+      JSON.stringify(results.map((r) => r.status)),
+    );
     assert.ok(results.every((r) => r.body.error.type === 'service_unavailable'));
     const ready = await fetch(`${gateway.url}/ready`);
     assert.equal(ready.status, 503);

@@ -23,7 +23,12 @@ before(async () => {
   const configPath = join(dir, 'tollgate.json');
   // No retries inside the gateway and a short answer deadline: each row sees the vendor's first answer.
   writeFileSync(configPath, JSON.stringify({ vendors: { openai: { connectTimeoutMs: 1000, idleTimeoutMs: 1000, responseTimeoutMs: 400, maxRetries: 0 } } }));
-  gateway = await startTestGateway({ OPENAI_API_KEY: 'sk-retry-signals-123456', OPENAI_BASE_URL: upstream.url, TOLLGATE_CONFIG: configPath, TOLLGATE_POLICY_CACHE_MS: '0' });
+  gateway = await startTestGateway({
+    OPENAI_API_KEY: 'sk-retry-signals-123456',
+    OPENAI_BASE_URL: upstream.url,
+    TOLLGATE_CONFIG: configPath,
+    TOLLGATE_POLICY_CACHE_MS: '0',
+  });
 });
 after(async () => {
   await gateway.stop();
@@ -50,14 +55,56 @@ function assertSignal(response: JsonResponse, status: number, shouldRetry: boole
 
 describe('vendor answers before any output', () => {
   const rows: { name: string; reply: Reply; status: number; retry: boolean; retryAfter: string | null }[] = [
-    { name: 'the vendor refuses the gateway\'s credentials (401)', reply: { status: 401, json: { error: { message: 'Incorrect API key provided' } } }, status: 502, retry: false, retryAfter: null },
-    { name: 'the vendor forbids the gateway (403)', reply: { status: 403, json: { error: { message: 'Forbidden' } } }, status: 502, retry: false, retryAfter: null },
-    { name: 'the vendor rejects the request (400)', reply: { status: 400, json: { error: { message: 'bad request' } } }, status: 400, retry: false, retryAfter: null },
-    { name: 'the vendor has no such model (404)', reply: { status: 404, json: { error: { message: 'no such model' } } }, status: 404, retry: false, retryAfter: null },
-    { name: 'the vendor cannot process the request (422)', reply: { status: 422, json: { error: { message: 'unprocessable' } } }, status: 400, retry: false, retryAfter: null },
-    { name: 'the vendor rate limits the gateway (429)', reply: { status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down' } } }, status: 429, retry: true, retryAfter: '7' },
+    {
+      name: "the vendor refuses the gateway's credentials (401)",
+      reply: { status: 401, json: { error: { message: 'Incorrect API key provided' } } },
+      status: 502,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor forbids the gateway (403)',
+      reply: { status: 403, json: { error: { message: 'Forbidden' } } },
+      status: 502,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor rejects the request (400)',
+      reply: { status: 400, json: { error: { message: 'bad request' } } },
+      status: 400,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor has no such model (404)',
+      reply: { status: 404, json: { error: { message: 'no such model' } } },
+      status: 404,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor cannot process the request (422)',
+      reply: { status: 422, json: { error: { message: 'unprocessable' } } },
+      status: 400,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor rate limits the gateway (429)',
+      reply: { status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down' } } },
+      status: 429,
+      retry: true,
+      retryAfter: '7',
+    },
     { name: 'the vendor fails (500)', reply: { status: 500, json: { error: { message: 'boom' } } }, status: 502, retry: true, retryAfter: null },
-    { name: 'the vendor is overloaded and says when to come back (503)', reply: { status: 503, headers: { 'retry-after': '3' }, json: { error: { message: 'overloaded' } } }, status: 502, retry: true, retryAfter: '3' },
+    {
+      name: 'the vendor is overloaded and says when to come back (503)',
+      reply: { status: 503, headers: { 'retry-after': '3' }, json: { error: { message: 'overloaded' } } },
+      status: 502,
+      retry: true,
+      retryAfter: '3',
+    },
     { name: 'the vendor never answers (timeout)', reply: { hang: true }, status: 504, retry: true, retryAfter: null },
   ];
   for (const row of rows) {
@@ -73,7 +120,7 @@ describe('vendor answers before any output', () => {
 /** Uses all 30 of its tokens (the end-of-text token is barred), so the budget is used up as planned. */
 const fullLength = { model: LOCAL, prompt: 'Hi', max_tokens: 30, logit_bias: { '100257': -100 } };
 
-describe('the gateway\'s own refusals', () => {
+describe("the gateway's own refusals", () => {
   test('4xx validation errors are final', async () => {
     assertSignal(await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', temperature: 9 }), 400, false, null);
     assertSignal(await post(gateway, '/v5/completions', '{"model":'), 400, false, null);
@@ -128,14 +175,18 @@ describe('the gateway\'s own refusals', () => {
   test('storage that cannot be reached says to retry shortly', async (t) => {
     // A key the gateway has not seen yet must be looked up in storage.
     const { key } = await freshKey('storage');
-    t.mock.method(gateway.server.storage, 'getKeyWithHash', async () => { throw new Error('database is locked'); });
+    t.mock.method(gateway.server.storage, 'getKeyWithHash', async () => {
+      throw new Error('database is locked');
+    });
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key });
     assertSignal(response, 503, true, '1');
     assert.equal(response.body.error.code, 'storage_unavailable');
   });
 
   test('a ledger that cannot record says to retry shortly', async (t) => {
-    t.mock.method(gateway.server.storage, 'recordUsage', async () => { throw new Error('disk I/O error'); });
+    t.mock.method(gateway.server.storage, 'recordUsage', async () => {
+      throw new Error('disk I/O error');
+    });
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 1 });
     assertSignal(response, 503, true, '1');
     assert.equal(response.body.error.code, 'ledger_unavailable');

@@ -94,8 +94,13 @@ describe('scale out on PostgreSQL and Redis', { skip }, () => {
           const target = live[turn++ % live.length];
           try {
             const result = await call(target.url, key, { max_tokens: 4, stream: false });
-            if (result.status === 200) { completed.push(result.body.id); done = true; }
-            else if (result.status !== 503) { failures.push(`status ${result.status}`); done = true; }
+            if (result.status === 200) {
+              completed.push(result.body.id);
+              done = true;
+            } else if (result.status !== 503) {
+              failures.push(`status ${result.status}`);
+              done = true;
+            }
           } catch {
             // connection refused by an instance that has stopped listening: try another one
           }

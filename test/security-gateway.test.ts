@@ -26,10 +26,22 @@ before(async () => {
   const configPath = join(dir, 'tollgate.json');
   writeFileSync(configPath, JSON.stringify({ vendors: { openai: { maxRetries: 0, idleTimeoutMs: 2_000, responseTimeoutMs: 2_000 } } }));
   // The default log level (LOG_LEVEL unset → info).
-  gateway = await startTestGateway({ LOG_LEVEL: '', OPENAI_API_KEY: VENDOR_KEY, OPENAI_BASE_URL: upstream.url, TOLLGATE_ADMIN_KEY: ADMIN_KEY, TOLLGATE_CONFIG: configPath });
+  gateway = await startTestGateway({
+    LOG_LEVEL: '',
+    OPENAI_API_KEY: VENDOR_KEY,
+    OPENAI_BASE_URL: upstream.url,
+    TOLLGATE_ADMIN_KEY: ADMIN_KEY,
+    TOLLGATE_CONFIG: configPath,
+  });
   const account = await gateway.server.storage.createAccount('other');
   const generated = generateKey();
-  await gateway.server.storage.createKey({ id: generated.id, accountId: account.id, name: 'other', prefix: generated.prefix, secretHash: generated.secretHash });
+  await gateway.server.storage.createKey({
+    id: generated.id,
+    accountId: account.id,
+    name: 'other',
+    prefix: generated.prefix,
+    secretHash: generated.secretHash,
+  });
   other = { accountId: account.id, key: generated.key };
 });
 after(async () => {
@@ -52,10 +64,18 @@ describe('keys', () => {
     for (const name of tmp) {
       // Other test files run gateways in parallel: their directories may vanish while we scan.
       let files: string[] = [];
-      try { files = readdirSync(join(tmpdir(), name)); } catch { continue; }
+      try {
+        files = readdirSync(join(tmpdir(), name));
+      } catch {
+        continue;
+      }
       for (const file of files) {
         let bytes: Buffer;
-        try { bytes = readFileSync(join(tmpdir(), name, file)); } catch { continue; }
+        try {
+          bytes = readFileSync(join(tmpdir(), name, file));
+        } catch {
+          continue;
+        }
         assert.ok(!bytes.includes(secret), `${file} holds a key secret`);
         scanned++;
       }
@@ -67,7 +87,9 @@ describe('keys', () => {
     const [, id, secret] = gateway.key.split('_');
     const wrongSecret = `tg_${id}_${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
     const unknownId = `tg_${'Z'.repeat(12)}_${secret}`;
-    const answers = await Promise.all([wrongSecret, unknownId, 'tg_short'].map((key) => post(gateway, '/v5/completions', { model: MODEL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key })));
+    const answers = await Promise.all(
+      [wrongSecret, unknownId, 'tg_short'].map((key) => post(gateway, '/v5/completions', { model: MODEL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key })),
+    );
     for (const answer of answers) {
       assert.equal(answer.status, 401);
       assert.equal(answer.body.error.message, 'Invalid API key.');
@@ -78,7 +100,12 @@ describe('keys', () => {
 
 describe('admin endpoints', () => {
   test('need the admin key: none, an account key, a near miss → 401; the admin key → 200', async () => {
-    for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': gateway.key }, { 'x-api-key': `${ADMIN_KEY}x` }, { 'x-api-key': '', authorization: `Bearer ${ADMIN_KEY.slice(0, -1)}` }] as Record<string, string>[]) {
+    for (const headers of [
+      { 'x-api-key': '' },
+      { 'x-api-key': gateway.key },
+      { 'x-api-key': `${ADMIN_KEY}x` },
+      { 'x-api-key': '', authorization: `Bearer ${ADMIN_KEY.slice(0, -1)}` },
+    ] as Record<string, string>[]) {
       const response = await get(gateway, '/admin/accounts', headers);
       assert.equal(response.status, 401, JSON.stringify(headers));
       assert.equal(response.body.error.code, 'invalid_admin_key');
@@ -112,7 +139,12 @@ describe('account isolation', () => {
 
   test("an account cannot use another account's key to act as it", async () => {
     const before = (await gateway.server.storage.queryUsage({ accountId: other.accountId })).totals.requests;
-    const response = await post(gateway, '/v5/completions', { model: MODEL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': gateway.key, 'x-selected-account-id': other.accountId });
+    const response = await post(
+      gateway,
+      '/v5/completions',
+      { model: MODEL, prompt: 'Hi', max_tokens: 1 },
+      { 'x-api-key': gateway.key, 'x-selected-account-id': other.accountId },
+    );
     assert.equal(response.status, 403);
     assert.equal(response.body.error.code, 'account_mismatch');
     assert.equal((await gateway.server.storage.queryUsage({ accountId: other.accountId })).totals.requests, before);
@@ -121,14 +153,27 @@ describe('account isolation', () => {
 
 describe('no SSRF: request fields never steer the upstream', () => {
   const hostile = [
-    'openai/../../admin', 'openai/..%2F..%2Fadmin', 'openai/x@evil.example', 'openai/x?redirect=http://evil.example', 'openai/x#fragment',
-    'openai/http://evil.example/v1', 'openai///evil.example/x', 'openai/x\r\nHost: evil.example', 'openai/x\r\n\r\nGET / HTTP/1.1', 'openai/%0d%0aX-Injected: 1',
+    'openai/../../admin',
+    'openai/..%2F..%2Fadmin',
+    'openai/x@evil.example',
+    'openai/x?redirect=http://evil.example',
+    'openai/x#fragment',
+    'openai/http://evil.example/v1',
+    'openai///evil.example/x',
+    'openai/x\r\nHost: evil.example',
+    'openai/x\r\n\r\nGET / HTTP/1.1',
+    'openai/%0d%0aX-Injected: 1',
     'openai/\\\\evil.example\\x',
   ];
   test('model names with ../ @ ? # full URLs and CRLF reach only the configured path and host', async () => {
     upstream.use('ok');
     for (const model of hostile) {
-      const response = await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 1, user: 'u\r\nX-Injected: 1' }, { 'x-forwarded-host': 'evil.example', 'x-api-key': gateway.key });
+      const response = await post(
+        gateway,
+        '/v5/completions',
+        { model, prompt: 'Hi', max_tokens: 1, user: 'u\r\nX-Injected: 1' },
+        { 'x-forwarded-host': 'evil.example', 'x-api-key': gateway.key },
+      );
       assert.ok(response.status < 500, `${model}: ${response.status} ${response.text}`);
     }
     assert.ok(upstream.requests.length > 0, 'no request reached the upstream at all');
@@ -145,7 +190,12 @@ describe('no SSRF: request fields never steer the upstream', () => {
 
   test('client headers (auth, host, request id) are not forwarded upstream', async () => {
     upstream.use('ok');
-    const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Hi', max_tokens: 1 }, { authorization: 'Bearer attacker', 'x-request-id': 'client-chosen-id', 'x-api-key': gateway.key });
+    const response = await post(
+      gateway,
+      '/v5/completions',
+      { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Hi', max_tokens: 1 },
+      { authorization: 'Bearer attacker', 'x-request-id': 'client-chosen-id', 'x-api-key': gateway.key },
+    );
     assert.equal(response.status, 200, response.text);
     const seen = upstream.requests.at(-1)!;
     assert.equal(seen.headers.authorization, `Bearer ${VENDOR_KEY}`);
@@ -155,7 +205,9 @@ describe('no SSRF: request fields never steer the upstream', () => {
 
 describe('ids, CORS, error messages', () => {
   test('request and completion ids are unguessable and unique', async () => {
-    const responses = await Promise.all(Array.from({ length: 40 }, () => post(gateway, '/v5/completions', { model: MODEL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': gateway.key })));
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, () => post(gateway, '/v5/completions', { model: MODEL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': gateway.key })),
+    );
     const requestIds = responses.map((response) => response.headers.get('x-request-id')!);
     const completionIds = responses.map((response) => response.body.id as string);
     for (const id of requestIds) assert.match(id, /^req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -167,9 +219,16 @@ describe('ids, CORS, error messages', () => {
   test('CORS is off: no access-control-allow-* on responses or on a preflight', async () => {
     const origin = 'https://evil.example';
     const answers = [
-      await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers: { origin, 'content-type': 'application/json', 'x-api-key': gateway.key }, body: JSON.stringify({ model: MODEL, prompt: 'Hi', max_tokens: 1 }) }),
+      await fetch(`${gateway.url}/v5/completions`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json', 'x-api-key': gateway.key },
+        body: JSON.stringify({ model: MODEL, prompt: 'Hi', max_tokens: 1 }),
+      }),
       await fetch(`${gateway.url}/v5/models`, { headers: { origin, 'x-api-key': gateway.key } }),
-      await fetch(`${gateway.url}/v5/completions`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,content-type' } }),
+      await fetch(`${gateway.url}/v5/completions`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,content-type' },
+      }),
       await fetch(`${gateway.url}/admin/accounts`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } }),
     ];
     for (const answer of answers) {
@@ -210,7 +269,12 @@ async function postWithUpstreamError(status: number, message: string) {
   writeFileSync(configPath, JSON.stringify({ vendors: { openai: { maxRetries: 0, maxRetryAfterMs: 0 } } }));
   const echoGateway = await startTestGateway({ OPENAI_API_KEY: VENDOR_KEY, OPENAI_BASE_URL: `http://127.0.0.1:${port}`, TOLLGATE_CONFIG: configPath });
   try {
-    const response = await post(echoGateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': echoGateway.key });
+    const response = await post(
+      echoGateway,
+      '/v5/completions',
+      { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Hi', max_tokens: 1 },
+      { 'x-api-key': echoGateway.key },
+    );
     for (const line of echoGateway.rawLogs) assert.ok(!line.includes(VENDOR_KEY), `a log line holds the vendor key: ${line}`);
     return response;
   } finally {
@@ -241,11 +305,24 @@ describe('logs', () => {
     upstream.use('ok');
     await get(gateway, '/admin/accounts', { 'x-api-key': ADMIN_KEY });
     await get(gateway, '/admin/accounts', { 'x-api-key': `${ADMIN_KEY}-wrong` });
-    await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, 'x-filler': 'f'.repeat(40_000) }, body: '{}' }).then((r) => r.arrayBuffer()).catch(() => undefined);
+    await fetch(`${gateway.url}/v5/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, 'x-filler': 'f'.repeat(40_000) },
+      body: '{}',
+    })
+      .then((r) => r.arrayBuffer())
+      .catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.ok(gateway.rawLogs.length > 10, `only ${gateway.rawLogs.length} log lines`);
     for (const line of gateway.rawLogs) {
-      for (const [what, value] of [['api key', gateway.key], ['key secret', secret], ['other key secret', otherSecret], ['vendor key', VENDOR_KEY], ['admin key', ADMIN_KEY], ['prompt', PROMPT_MARKER]] as const) {
+      for (const [what, value] of [
+        ['api key', gateway.key],
+        ['key secret', secret],
+        ['other key secret', otherSecret],
+        ['vendor key', VENDOR_KEY],
+        ['admin key', ADMIN_KEY],
+        ['prompt', PROMPT_MARKER],
+      ] as const) {
         assert.ok(!line.includes(value), `a log line holds the ${what}: ${line.slice(0, 300)}`);
       }
     }

@@ -16,12 +16,19 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('SIGTERM past the grace period: the cut stream is still metered, exit 0', async () => {
   const upstream = await MockUpstream.start();
-  const chunk = (text: string) => sse({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ text, index: 0, logprobs: null, finish_reason: null }] });
+  const chunk = (text: string) =>
+    sse({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ text, index: 0, logprobs: null, finish_reason: null }] });
   upstream.always({ chunks: Array.from({ length: 40 }, (_, i) => chunk(`word${i} `)), delayMs: 200 });
   const dbPath = join(dir, 'tollgate.db');
-  const gateway = await spawnGateway({
-    DATABASE_URL: `sqlite:${dbPath}`, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: upstream.url, TOLLGATE_SHUTDOWN_GRACE_MS: '600',
-  }, ['serve', '--workers', '1']);
+  const gateway = await spawnGateway(
+    {
+      DATABASE_URL: `sqlite:${dbPath}`,
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: upstream.url,
+      TOLLGATE_SHUTDOWN_GRACE_MS: '600',
+    },
+    ['serve', '--workers', '1'],
+  );
   try {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(gateway.stdout())![1];
@@ -32,7 +39,12 @@ test('SIGTERM past the grace period: the cut stream is still metered, exit 0', a
     });
     const reader = response.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
-    const id = JSON.parse(first.split('\n').find((line) => line.startsWith('data: {'))!.slice(6)).id;
+    const id = JSON.parse(
+      first
+        .split('\n')
+        .find((line) => line.startsWith('data: {'))!
+        .slice(6),
+    ).id;
     gateway.child.kill('SIGTERM');
     let text = first;
     try {

@@ -19,16 +19,22 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function startStream(url: string, key: string): Promise<{ status: number; body: Promise<string> }> {
   const payload = JSON.stringify({ model: 'local/tollgate-small', prompt: 'We the people', max_tokens: 4000, stream: true, logit_bias: { '100257': -100 } });
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${url}/v5/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'content-length': Buffer.byteLength(payload) } }, (response) => {
-      let text = '';
-      const body = new Promise<string>((done, fail) => {
-        response.on('data', (chunk) => { text += chunk; });
-        response.on('end', () => done(text));
-        response.on('error', fail);
-        response.on('aborted', () => fail(new Error(`stream aborted after ${text.length} bytes`)));
-      });
-      response.once('data', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const request = httpRequest(
+      `${url}/v5/completions`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'content-length': Buffer.byteLength(payload) } },
+      (response) => {
+        let text = '';
+        const body = new Promise<string>((done, fail) => {
+          response.on('data', (chunk) => {
+            text += chunk;
+          });
+          response.on('end', () => done(text));
+          response.on('error', fail);
+          response.on('aborted', () => fail(new Error(`stream aborted after ${text.length} bytes`)));
+        });
+        response.once('data', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });
@@ -49,11 +55,17 @@ describe('shutdown', () => {
         gateway.child.kill(signal);
         // While draining, a new connection is not served.
         await new Promise((resolve) => setTimeout(resolve, 50));
-        const late = await fetch(`${gateway.url}/health`).then((response) => response.status, () => 'refused');
+        const late = await fetch(`${gateway.url}/health`).then(
+          (response) => response.status,
+          () => 'refused',
+        );
         assert.ok(late === 'refused' || late === 503, `a new request during the drain got ${late}`);
         const text = await stream.body;
         assert.ok(text.endsWith('event: done\ndata: [DONE]\n\n'), `the stream was cut: ...${text.slice(-200)}`);
-        const chunks = text.split('\n\n').filter((block) => block.startsWith('data: {')).map((block) => JSON.parse(block.slice(6)));
+        const chunks = text
+          .split('\n\n')
+          .filter((block) => block.startsWith('data: {'))
+          .map((block) => JSON.parse(block.slice(6)));
         const id = chunks[0].id as string;
         assert.equal(chunks.at(-1).choices[0].finish_reason, 'length');
         assert.equal(await gateway.exited, 0);
@@ -74,4 +86,3 @@ describe('shutdown', () => {
     });
   }
 });
-

@@ -9,19 +9,38 @@ import type { UsageRecord } from '../src/storage/types.js';
 
 function record(requestId: string): UsageRecord {
   return {
-    requestId, accountId: 'acct_group', keyId: null, model: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai',
-    promptTokens: 7, completionTokens: 3, totalTokens: 10, cachedTokens: null, reasoningTokens: null, estimated: false,
-    stream: false, outcome: 'success', status: 200, errorCode: null, latencyMs: 1, ttftMs: null, createdAt: new Date().toISOString(),
+    requestId,
+    accountId: 'acct_group',
+    keyId: null,
+    model: 'openai/gpt-3.5-turbo-instruct',
+    vendor: 'openai',
+    promptTokens: 7,
+    completionTokens: 3,
+    totalTokens: 10,
+    cachedTokens: null,
+    reasoningTokens: null,
+    estimated: false,
+    stream: false,
+    outcome: 'success',
+    status: 200,
+    errorCode: null,
+    latencyMs: 1,
+    ttftMs: null,
+    createdAt: new Date().toISOString(),
   };
 }
 
 /** A batch over a fake commit that records each commit's request ids. */
 function batchRecordingCommits(groupWaitMs: number) {
   const commits: string[][] = [];
-  const batch = new UsageBatch((records) => {
-    commits.push(records.map((each) => each.requestId));
-    return records.map(() => true);
-  }, 1_000, groupWaitMs);
+  const batch = new UsageBatch(
+    (records) => {
+      commits.push(records.map((each) => each.requestId));
+      return records.map(() => true);
+    },
+    1_000,
+    groupWaitMs,
+  );
   return { batch, commits };
 }
 
@@ -55,17 +74,22 @@ test('records arriving in every turn still commit within the wait: no batch wait
   while (performance.now() - started < 60) {
     const queuedAt = performance.now();
     for (let pair = 0; pair < 2; pair++) {
-      writes.push(batch.add(record(`req_${writes.length}`)).then((inserted) => {
-        waits.push(performance.now() - queuedAt);
-        return inserted;
-      }));
+      writes.push(
+        batch.add(record(`req_${writes.length}`)).then((inserted) => {
+          waits.push(performance.now() - queuedAt);
+          return inserted;
+        }),
+      );
     }
     await nextTurn();
   }
   await Promise.all(writes);
   assert.ok(commits.length >= 5, `${commits.length} commits in 60 ms with a 5 ms wait`);
   assert.equal(commits.flat().length, writes.length, 'every record committed once');
-  assert.ok(commits.some((each) => each.length > 1), 'records of consecutive turns were grouped');
+  assert.ok(
+    commits.some((each) => each.length > 1),
+    'records of consecutive turns were grouped',
+  );
   // The wait is checked at each turn, so a record waits at most the wait plus about a turn.
   assert.ok(Math.max(...waits) < 40, `a record waited ${Math.max(...waits).toFixed(1)} ms`);
 });

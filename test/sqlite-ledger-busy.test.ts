@@ -15,9 +15,24 @@ import type { UsageRecord } from '../src/storage/types.js';
 
 function record(requestId: string): UsageRecord {
   return {
-    requestId, accountId: 'acct_busy', keyId: null, model: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai',
-    promptTokens: 7, completionTokens: 3, totalTokens: 10, cachedTokens: null, reasoningTokens: null, estimated: false,
-    stream: false, outcome: 'success', status: 200, errorCode: null, latencyMs: 1, ttftMs: null, createdAt: new Date().toISOString(),
+    requestId,
+    accountId: 'acct_busy',
+    keyId: null,
+    model: 'openai/gpt-3.5-turbo-instruct',
+    vendor: 'openai',
+    promptTokens: 7,
+    completionTokens: 3,
+    totalTokens: 10,
+    cachedTokens: null,
+    reasoningTokens: null,
+    estimated: false,
+    stream: false,
+    outcome: 'success',
+    status: 200,
+    errorCode: null,
+    latencyMs: 1,
+    ttftMs: null,
+    createdAt: new Date().toISOString(),
   };
 }
 

@@ -67,8 +67,14 @@ async function responseOf(steps: Script): Promise<{ headers: Record<string, unkn
 
 test('a stream written at once arrives byte for byte as UTF-8, as an event stream', async () => {
   for (const steps of [
-    [['data: plain\n\n', true], ['data: also plain\n\n', true]],
-    [['data: plain\n\n', true], ['data: café 😀 “quoted”\n\n', false]],
+    [
+      ['data: plain\n\n', true],
+      ['data: also plain\n\n', true],
+    ],
+    [
+      ['data: plain\n\n', true],
+      ['data: café 😀 “quoted”\n\n', false],
+    ],
   ] as Script[]) {
     const expected = Buffer.from(steps.map((step) => step![0]).join('') + done, 'utf8');
     const { headers, bytes } = await responseOf(steps);

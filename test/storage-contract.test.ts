@@ -46,7 +46,9 @@ const backends: Backend[] = [
       const directory = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
       return {
         open: () => createSqliteStorage(join(directory, 'tollgate.db')),
-        async destroy() { rmSync(directory, { recursive: true, force: true }); },
+        async destroy() {
+          rmSync(directory, { recursive: true, force: true });
+        },
       };
     },
   },
@@ -70,7 +72,13 @@ const backends: Backend[] = [
 const unique = (label: string) => `${label}_${randomBytes(6).toString('hex')}`;
 
 const zeroTotals: UsageTotals = {
-  requests: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, cachedTokens: 0, reasoningTokens: 0, estimatedRequests: 0,
+  requests: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  totalTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  estimatedRequests: 0,
 };
 
 /** Lists order by creation time, then id: two rows made in the same millisecond sort by id. */
@@ -149,7 +157,10 @@ for (const backend of backends) {
       const second = empty.open();
       try {
         const [a, b] = await Promise.all([first.migrate(), second.migrate()]);
-        assert.deepEqual([...a, ...b].sort((x, y) => x - y), backend.versions);
+        assert.deepEqual(
+          [...a, ...b].sort((x, y) => x - y),
+          backend.versions,
+        );
         assert.deepEqual(await first.migrate(), []);
       } finally {
         await first.close();
@@ -235,12 +246,34 @@ for (const backend of backends) {
     test('usage: every field round-trips, nulls, booleans and fractions included', async () => {
       const accountId = await account();
       const full = usage(accountId, {
-        keyId: unique('key'), model: 'anthropic/claude-3-haiku', vendor: 'anthropic', promptTokens: 3_000_000_000,
-        completionTokens: 7, totalTokens: 3_000_000_007, cachedTokens: 2, reasoningTokens: 0, estimated: true, stream: true,
-        outcome: 'vendor_error', status: 502, errorCode: 'upstream_error', latencyMs: 12.345, ttftMs: 3.5,
+        keyId: unique('key'),
+        model: 'anthropic/claude-3-haiku',
+        vendor: 'anthropic',
+        promptTokens: 3_000_000_000,
+        completionTokens: 7,
+        totalTokens: 3_000_000_007,
+        cachedTokens: 2,
+        reasoningTokens: 0,
+        estimated: true,
+        stream: true,
+        outcome: 'vendor_error',
+        status: 502,
+        errorCode: 'upstream_error',
+        latencyMs: 12.345,
+        ttftMs: 3.5,
         createdAt: '2030-06-15T08:09:10.123Z',
       });
-      const sparse = usage(accountId, { model: 'x'.repeat(200), vendor: null, promptTokens: 0, completionTokens: 0, totalTokens: 0, outcome: 'invalid_request', status: 400, errorCode: 'invalid_request_error', latencyMs: 0.25 });
+      const sparse = usage(accountId, {
+        model: 'x'.repeat(200),
+        vendor: null,
+        promptTokens: 0,
+        completionTokens: 0,
+        totalTokens: 0,
+        outcome: 'invalid_request',
+        status: 400,
+        errorCode: 'invalid_request_error',
+        latencyMs: 0.25,
+      });
       for (const record of [full, sparse]) {
         assert.equal(await storage.recordUsage(record), true);
         assert.deepEqual(await storage.getUsageRecord(record.requestId), record);
@@ -253,15 +286,68 @@ for (const backend of backends) {
       const otherAccountId = await account();
       const at = (time: string) => `2031-03-${time}Z`;
       const records = [
-        usage(accountId, { model: 'openai/alpha', keyId: 'key_b', createdAt: at('01T00:00:00.000'), promptTokens: 1, completionTokens: 2, totalTokens: 3, cachedTokens: 1 }),
-        usage(accountId, { model: 'openai/Zeta', keyId: 'key_a', createdAt: at('01T23:59:59.999'), promptTokens: 10, completionTokens: 20, totalTokens: 30, reasoningTokens: 4, estimated: true }),
-        usage(accountId, { model: 'openai/alpha', keyId: null, createdAt: at('02T00:00:00.000'), promptTokens: 100, completionTokens: 200, totalTokens: 300, cachedTokens: 50 }),
-        usage(accountId, { model: 'openai/alpha', keyId: 'key_a', createdAt: at('03T12:00:00.000'), promptTokens: 1000, completionTokens: 2000, totalTokens: 3000, estimated: true }),
-        usage(otherAccountId, { model: 'openai/alpha', keyId: 'key_z', createdAt: at('02T00:00:00.000'), promptTokens: 5, completionTokens: 5, totalTokens: 10 }),
+        usage(accountId, {
+          model: 'openai/alpha',
+          keyId: 'key_b',
+          createdAt: at('01T00:00:00.000'),
+          promptTokens: 1,
+          completionTokens: 2,
+          totalTokens: 3,
+          cachedTokens: 1,
+        }),
+        usage(accountId, {
+          model: 'openai/Zeta',
+          keyId: 'key_a',
+          createdAt: at('01T23:59:59.999'),
+          promptTokens: 10,
+          completionTokens: 20,
+          totalTokens: 30,
+          reasoningTokens: 4,
+          estimated: true,
+        }),
+        usage(accountId, {
+          model: 'openai/alpha',
+          keyId: null,
+          createdAt: at('02T00:00:00.000'),
+          promptTokens: 100,
+          completionTokens: 200,
+          totalTokens: 300,
+          cachedTokens: 50,
+        }),
+        usage(accountId, {
+          model: 'openai/alpha',
+          keyId: 'key_a',
+          createdAt: at('03T12:00:00.000'),
+          promptTokens: 1000,
+          completionTokens: 2000,
+          totalTokens: 3000,
+          estimated: true,
+        }),
+        usage(otherAccountId, {
+          model: 'openai/alpha',
+          keyId: 'key_z',
+          createdAt: at('02T00:00:00.000'),
+          promptTokens: 5,
+          completionTokens: 5,
+          totalTokens: 10,
+        }),
       ];
       for (const record of records) assert.equal(await storage.recordUsage(record), true);
-      const totals = (requests: number, promptTokens: number, completionTokens: number, cachedTokens: number, reasoningTokens: number, estimatedRequests: number): UsageTotals => ({
-        requests, promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cachedTokens, reasoningTokens, estimatedRequests,
+      const totals = (
+        requests: number,
+        promptTokens: number,
+        completionTokens: number,
+        cachedTokens: number,
+        reasoningTokens: number,
+        estimatedRequests: number,
+      ): UsageTotals => ({
+        requests,
+        promptTokens,
+        completionTokens,
+        totalTokens: promptTokens + completionTokens,
+        cachedTokens,
+        reasoningTokens,
+        estimatedRequests,
       });
 
       assert.deepEqual(await storage.queryUsage({ accountId }), { groups: [], totals: totals(4, 1111, 2222, 51, 4, 2) });
@@ -298,9 +384,12 @@ for (const backend of backends) {
         { group: 'key_a', ...totals(1, 10, 20, 0, 4, 1) },
         { group: 'key_z', ...totals(1, 5, 5, 0, 0, 0) },
       ]);
-      assert.deepEqual((await storage.queryUsage({ accountId, since: at('04T00:00:00.000'), groupBy: 'model' })), { groups: [], totals: zeroTotals });
+      assert.deepEqual(await storage.queryUsage({ accountId, since: at('04T00:00:00.000'), groupBy: 'model' }), { groups: [], totals: zeroTotals });
       // Bounds are instants, however ISO 8601 spells them: no milliseconds, an offset, a bare date.
-      assert.deepEqual((await storage.queryUsage({ accountId, since: '2031-03-02T00:00:00Z', until: '2031-03-03T22:00:00+09:00' })).totals, totals(2, 1100, 2200, 50, 0, 1));
+      assert.deepEqual(
+        (await storage.queryUsage({ accountId, since: '2031-03-02T00:00:00Z', until: '2031-03-03T22:00:00+09:00' })).totals,
+        totals(2, 1100, 2200, 50, 0, 1),
+      );
       assert.deepEqual((await storage.queryUsage({ accountId, since: '2031-03-02', until: '2031-03-03' })).totals, totals(1, 100, 200, 50, 0, 0));
     });
 
@@ -341,10 +430,13 @@ for (const backend of backends) {
       await storage.setBudget({ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' });
       await storage.setBudget({ accountId, keyId: 'key_budget', tokens: 1000, period: 'day' });
 
-      assert.deepEqual(byKey(await storage.getBudgets(accountId, 'key_budget')), byKey([
-        { accountId, keyId: null, tokens: 5_000_000_000, period: 'month' },
-        { accountId, keyId: 'key_budget', tokens: 1000, period: 'day' },
-      ]));
+      assert.deepEqual(
+        byKey(await storage.getBudgets(accountId, 'key_budget')),
+        byKey([
+          { accountId, keyId: null, tokens: 5_000_000_000, period: 'month' },
+          { accountId, keyId: 'key_budget', tokens: 1000, period: 'day' },
+        ]),
+      );
       assert.deepEqual(await storage.getBudgets(accountId, null), [{ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' }]);
       assert.deepEqual(await storage.getBudgets(accountId, 'key_other'), [{ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' }]);
       assert.deepEqual(await storage.getBudgets('acct_nobody', 'key_budget'), []);
@@ -362,26 +454,37 @@ for (const backend of backends) {
       await storage.setRateLimit({ accountId, keyId: null, rpm: 60, tpm: 3_000_000_000 });
       await storage.setRateLimit({ accountId: null, keyId: 'key_limited', rpm: null, tpm: 1000 });
 
-      assert.deepEqual(byKey(await storage.getRateLimits(accountId, 'key_limited')), byKey([
-        { accountId, keyId: null, rpm: 60, tpm: 3_000_000_000 },
-        { accountId: null, keyId: 'key_limited', rpm: null, tpm: 1000 },
-      ]));
+      assert.deepEqual(
+        byKey(await storage.getRateLimits(accountId, 'key_limited')),
+        byKey([
+          { accountId, keyId: null, rpm: 60, tpm: 3_000_000_000 },
+          { accountId: null, keyId: 'key_limited', rpm: null, tpm: 1000 },
+        ]),
+      );
       assert.deepEqual(await storage.getRateLimits(accountId, null), [{ accountId, keyId: null, rpm: 60, tpm: 3_000_000_000 }]);
       assert.deepEqual(await storage.getRateLimits('acct_nobody', null), []);
 
       await storage.setRateLimit({ accountId, keyId: null, rpm: 120, tpm: null });
       await storage.setRateLimit({ accountId: null, keyId: 'key_limited', rpm: 5, tpm: null });
-      assert.deepEqual(byKey(await storage.getRateLimits(accountId, 'key_limited')), byKey([
-        { accountId, keyId: null, rpm: 120, tpm: null },
-        { accountId: null, keyId: 'key_limited', rpm: 5, tpm: null },
-      ]));
+      assert.deepEqual(
+        byKey(await storage.getRateLimits(accountId, 'key_limited')),
+        byKey([
+          { accountId, keyId: null, rpm: 120, tpm: null },
+          { accountId: null, keyId: 'key_limited', rpm: 5, tpm: null },
+        ]),
+      );
     });
 
     test('usage: 200 concurrent records all land', async () => {
       const accountId = await account();
-      const records = Array.from({ length: 200 }, (_, index) => usage(accountId, {
-        totalTokens: index, promptTokens: index, completionTokens: 0, createdAt: `2034-01-01T00:00:${String(index % 60).padStart(2, '0')}.000Z`,
-      }));
+      const records = Array.from({ length: 200 }, (_, index) =>
+        usage(accountId, {
+          totalTokens: index,
+          promptTokens: index,
+          completionTokens: 0,
+          createdAt: `2034-01-01T00:00:${String(index % 60).padStart(2, '0')}.000Z`,
+        }),
+      );
       const inserted = await Promise.all(records.map((record) => storage.recordUsage(record)));
       assert.equal(inserted.filter(Boolean).length, 200);
       const { totals } = await storage.queryUsage({ accountId });
@@ -395,7 +498,10 @@ for (const backend of backends) {
       const repeated = { ...good[2], outcome: 'error' as const };
       const unstorable = { ...usage(accountId), accountId: null as unknown as string };
       const settled = await Promise.allSettled([...good.slice(0, 3), repeated, unstorable, ...good.slice(3)].map((record) => storage.recordUsage(record)));
-      assert.deepEqual(settled.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      assert.deepEqual(
+        settled.map((result) => result.status),
+        ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'],
+      );
       const values = settled.map((result) => (result.status === 'fulfilled' ? result.value : null));
       assert.deepEqual(values, [true, true, true, false, null, true, true, true], 'the repeated id reports "already recorded"');
       for (const record of good) assert.deepEqual(await storage.getUsageRecord(record.requestId), record);
@@ -403,7 +509,7 @@ for (const backend of backends) {
       assert.equal((await storage.queryUsage({ accountId })).totals.totalTokens, 21);
     });
 
-    test('usage: a NUL in the model (the caller\'s text) is stored as U+FFFD', async () => {
+    test("usage: a NUL in the model (the caller's text) is stored as U+FFFD", async () => {
       const accountId = await account();
       const record = usage(accountId, { model: 'openai/a\u0000b\u0000' });
       assert.equal(await storage.recordUsage(record), true);
@@ -425,7 +531,10 @@ for (const backend of backends) {
       const records = Array.from({ length: 40 }, (_, index) => usage(accountId, { totalTokens: index, promptTokens: index, completionTokens: 0 }));
       const written = records.map((record) => instance.recordUsage(record));
       await instance.close();
-      assert.deepEqual(await Promise.all(written), records.map(() => true));
+      assert.deepEqual(
+        await Promise.all(written),
+        records.map(() => true),
+      );
       for (const record of records) assert.deepEqual(await storage.getUsageRecord(record.requestId), record);
     });
 

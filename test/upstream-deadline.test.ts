@@ -51,7 +51,6 @@ function client(idleTimeoutMs: number, responseTimeoutMs: number): UpstreamClien
   });
 }
 
-
 async function call(upstream: UpstreamClient, streaming: boolean): Promise<{ text: string; ms: number }> {
   const started = performance.now();
   const signal = new AbortController().signal;

@@ -5,7 +5,18 @@ import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapt
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
 import { MockUpstream, sse } from './support/mock-upstream.js';
-import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+import {
+  adapterOf,
+  collect,
+  collectUntilError,
+  fastTransport,
+  finishes,
+  modelOf,
+  request,
+  testConfig,
+  textOf,
+  usages,
+} from './support/mock-upstream-helpers.js';
 
 const key = 'sk-ant-test-key-abcdef123456';
 const model = 'claude-sonnet-4-5';
@@ -15,8 +26,16 @@ let adapter: VendorAdapter;
 function events(texts: string[], options: { stopReason?: string; usage?: Record<string, number>; splitLast?: boolean } = {}): string[] {
   const start = {
     type: 'message_start',
-    message: { id: 'msg_01', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
-      usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 40, ...options.usage } },
+    message: {
+      id: 'msg_01',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 40, ...options.usage },
+    },
   };
   return [
     sse(start, 'message_start'),
@@ -50,8 +69,14 @@ test('stream: exact outbound request and normalised usage with cache reads and w
   assert.equal(sent.headers['anthropic-version'], '2023-06-01');
   assert.equal(sent.headers.authorization, undefined);
   assert.deepEqual(sent.body, {
-    model, max_tokens: 50, messages: [{ role: 'user', content: 'Say hello' }], stop_sequences: ['END'], temperature: 0.5, top_p: 0.9,
-    metadata: { user_id: 'user-7' }, stream: true,
+    model,
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'Say hello' }],
+    stop_sequences: ['END'],
+    temperature: 0.5,
+    top_p: 0.9,
+    metadata: { user_id: 'user-7' },
+    stream: true,
   });
   assert.equal(textOf(parts), 'Hello');
   assert.deepEqual(finishes(parts), { 0: 'stop' });
@@ -59,7 +84,11 @@ test('stream: exact outbound request and normalised usage with cache reads and w
 });
 
 test('finish reasons: max_tokens → length, refusal → content_filter, stop_sequence → stop', async () => {
-  for (const [stopReason, expected] of [['max_tokens', 'length'], ['refusal', 'content_filter'], ['stop_sequence', 'stop']]) {
+  for (const [stopReason, expected] of [
+    ['max_tokens', 'length'],
+    ['refusal', 'content_filter'],
+    ['stop_sequence', 'stop'],
+  ]) {
     upstream.reply({ chunks: events(['x'], { stopReason }) });
     assert.deepEqual(finishes(await collect(adapter, request({ model }))), { 0: expected });
   }
@@ -68,7 +97,13 @@ test('finish reasons: max_tokens → length, refusal → content_filter, stop_se
 test('non-stream: non-stream upstream call, message parsed', async () => {
   upstream.reply({
     json: {
-      id: 'msg_02', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'Hi there' }], stop_reason: 'max_tokens', stop_sequence: null,
+      id: 'msg_02',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'Hi there' }],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
       usage: { input_tokens: 5, output_tokens: 16, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
     },
   });
@@ -111,7 +146,10 @@ test('prompt list fans out to independent concurrent calls; n emulated; one usag
     const parts = await collect(adapter, generation);
     assert.equal(upstream.requests.length, 4);
     for (const sent of upstream.requests) assert.equal(sent.body.messages.length, 1, 'never one multi-message chat');
-    assert.deepEqual([0, 1, 2, 3].map((choice) => textOf(parts, choice)), ['<first>', '<first>', '<second>', '<second>']);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((choice) => textOf(parts, choice)),
+      ['<first>', '<first>', '<second>', '<second>'],
+    );
     assert.equal(usages(parts).length, 4);
   } finally {
     upstream.always({ status: 500, json: {} });
@@ -127,19 +165,34 @@ test('echo without logprobs prepends the prompt', async () => {
 test('refusals name the parameter and the vendor; nothing is clamped', () => {
   const info = modelOf(adapter, model);
   const cases: Array<[Partial<GenerationRequest>, string]> = [
-    [{ logprobs: 1 }, 'logprobs'], [{ logitBias: { '5': 1 } }, 'logit_bias'], [{ echo: true, logprobs: 0 }, 'logprobs'],
-    [{ temperature: 1.5 }, 'temperature'], [{ seed: 1 }, 'seed'], [{ bestOf: 3, n: 1 }, 'best_of'], [{ suffix: 'x' }, 'suffix'],
-    [{ presencePenalty: 0.3 }, 'presence_penalty'], [{ frequencyPenalty: 1 }, 'frequency_penalty'],
+    [{ logprobs: 1 }, 'logprobs'],
+    [{ logitBias: { '5': 1 } }, 'logit_bias'],
+    [{ echo: true, logprobs: 0 }, 'logprobs'],
+    [{ temperature: 1.5 }, 'temperature'],
+    [{ seed: 1 }, 'seed'],
+    [{ bestOf: 3, n: 1 }, 'best_of'],
+    [{ suffix: 'x' }, 'suffix'],
+    [{ presencePenalty: 0.3 }, 'presence_penalty'],
+    [{ frequencyPenalty: 1 }, 'frequency_penalty'],
   ];
   for (const [overrides, param] of cases) {
-    assert.throws(() => adapter.prepare(request({ model, ...overrides }), info), (error: any) => error.status === 400 && error.param === param && error.message.includes("'anthropic'") && error.message.includes(`'${param}'`), param);
+    assert.throws(
+      () => adapter.prepare(request({ model, ...overrides }), info),
+      (error: any) => error.status === 400 && error.param === param && error.message.includes("'anthropic'") && error.message.includes(`'${param}'`),
+      param,
+    );
   }
   assert.doesNotThrow(() => adapter.prepare(request({ model, temperature: 1 }), info));
 });
 
 test('errors before output map by status; the key never leaks', async () => {
   const cases: Array<[number, unknown, number, string]> = [
-    [400, { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } }, 400, 'upstream_invalid_request'],
+    [
+      400,
+      { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } },
+      400,
+      'upstream_invalid_request',
+    ],
     [401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } }, 502, 'upstream_auth_failed'],
     [404, { type: 'error', error: { type: 'not_found_error', message: 'model: claude-nope' } }, 404, 'model_not_found'],
   ];

@@ -30,13 +30,14 @@ function answerWithSeed(vendor: keyof typeof mocks): void {
     const body = recorded.body;
     const seed = String(body.seed ?? body.random_seed ?? body.generationConfig?.seed ?? '-');
     const usage = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 };
-    const json = vendor === 'anthropic'
-      ? { content: [{ type: 'text', text: seed }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }
-      : vendor === 'gemini'
-        ? { candidates: [{ content: { parts: [{ text: seed }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } }
-        : vendor === 'openai' && !('messages' in body)
-          ? { choices: [{ index: 0, text: seed, finish_reason: 'stop' }], usage }
-          : { choices: Array.from({ length: body.n ?? 1 }, (_, index) => ({ index, message: { content: seed }, finish_reason: 'stop' })), usage };
+    const json =
+      vendor === 'anthropic'
+        ? { content: [{ type: 'text', text: seed }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }
+        : vendor === 'gemini'
+          ? { candidates: [{ content: { parts: [{ text: seed }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } }
+          : vendor === 'openai' && !('messages' in body)
+            ? { choices: [{ index: 0, text: seed, finish_reason: 'stop' }], usage }
+            : { choices: Array.from({ length: body.n ?? 1 }, (_, index) => ({ index, message: { content: seed }, finish_reason: 'stop' })), usage };
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(json));
   });
@@ -47,11 +48,16 @@ before(async () => {
   const configPath = join(dir, 'tollgate.yaml');
   writeFileSync(configPath, JSON.stringify({ vendors: { openai: transport, anthropic: transport, gemini: transport, groq: transport, mistral: transport } }));
   gateway = await startTestGateway({
-    OPENAI_API_KEY: KEY, OPENAI_BASE_URL: mocks.openai.url,
-    ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mocks.anthropic.url,
-    GEMINI_API_KEY: KEY, GEMINI_BASE_URL: mocks.gemini.url,
-    GROQ_API_KEY: KEY, GROQ_BASE_URL: mocks.groq.url,
-    MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mocks.mistral.url,
+    OPENAI_API_KEY: KEY,
+    OPENAI_BASE_URL: mocks.openai.url,
+    ANTHROPIC_API_KEY: KEY,
+    ANTHROPIC_BASE_URL: mocks.anthropic.url,
+    GEMINI_API_KEY: KEY,
+    GEMINI_BASE_URL: mocks.gemini.url,
+    GROQ_API_KEY: KEY,
+    GROQ_BASE_URL: mocks.groq.url,
+    MISTRAL_API_KEY: KEY,
+    MISTRAL_BASE_URL: mocks.mistral.url,
     TOLLGATE_CONFIG: configPath,
   });
 });
@@ -97,9 +103,17 @@ async function complete(body: Record<string, unknown>): Promise<Answer> {
   const emulated = response.headers.get('x-tollgate-emulated') ?? '';
   if (!stream) {
     const choices: { index: number; text: string; finish_reason: string }[] = response.body.choices;
-    return { id: response.body.id, texts: choices.map((choice) => choice.text), finishes: choices.map((choice) => choice.finish_reason), usage: response.body.usage, emulated };
+    return {
+      id: response.body.id,
+      texts: choices.map((choice) => choice.text),
+      finishes: choices.map((choice) => choice.finish_reason),
+      usage: response.body.usage,
+      emulated,
+    };
   }
-  const chunks = parseSse(response.text).filter((event) => event.event === null && event.data !== '[DONE]').map((event) => JSON.parse(event.data));
+  const chunks = parseSse(response.text)
+    .filter((event) => event.event === null && event.data !== '[DONE]')
+    .map((event) => JSON.parse(event.data));
   const texts: string[] = [];
   const finishes: (string | null)[] = [];
   for (const chunk of chunks) {
@@ -121,7 +135,10 @@ describe('max_tokens 0 on chat-only vendors', () => {
           const answer = await complete({ model, prompt: ['Hi there', ''], n: 2, max_tokens: 0, echo, stream });
           assert.equal(upstreamCalls(), 0, 'no upstream call');
           const expected = echo ? ['Hi there', 'Hi there', '', ''] : ['', '', '', ''];
-          assert.deepEqual(answer.texts.map((text) => text ?? ''), expected);
+          assert.deepEqual(
+            answer.texts.map((text) => text ?? ''),
+            expected,
+          );
           assert.deepEqual(answer.finishes, ['length', 'length', 'length', 'length']);
           assert.deepEqual([answer.usage.prompt_tokens, answer.usage.completion_tokens], [0, 0]);
           assert.match(answer.emulated, /\bmax_tokens\b/);
@@ -147,7 +164,8 @@ test('special-token ids are valid token prompts: they reach native OpenAI comple
 });
 
 describe('seeds within each vendor range, one per emulated choice', () => {
-  const sentSeeds = (vendor: keyof typeof mocks, read: (body: any) => unknown) => mocks[vendor].requests.map((sent) => read(sent.body)).sort((a, b) => Number(a) - Number(b));
+  const sentSeeds = (vendor: keyof typeof mocks, read: (body: any) => unknown) =>
+    mocks[vendor].requests.map((sent) => read(sent.body)).sort((a, b) => Number(a) - Number(b));
 
   test('gemini (int32): seed + replica wrapped into the range; each choice keeps its own seed', async () => {
     const cases: [number, number[]][] = [
@@ -161,7 +179,11 @@ describe('seeds within each vendor range, one per emulated choice', () => {
       answerWithSeed('gemini');
       const answer = await complete({ model: 'gemini/gemini-2.5-flash', prompt: 'Hi', n: 3, seed, max_tokens: 4 });
       assert.deepEqual(answer.texts, expected.map(String), `seed ${seed}`);
-      assert.deepEqual(sentSeeds('gemini', (body) => body.generationConfig.seed), [...expected].sort((a, b) => a - b), `seed ${seed}`);
+      assert.deepEqual(
+        sentSeeds('gemini', (body) => body.generationConfig.seed),
+        [...expected].sort((a, b) => a - b),
+        `seed ${seed}`,
+      );
     }
   });
 
@@ -169,7 +191,10 @@ describe('seeds within each vendor range, one per emulated choice', () => {
     const answer = await complete({ model: 'groq/llama-3.1-8b-instant', prompt: 'Hi', n: 2, seed: 9223372036854775807, max_tokens: 4 });
     assert.equal(mocks.groq.requests.length, 2);
     // 2^63 − 1 and its successor wrapped to −2^63 (as doubles, which is how JSON parsers read them).
-    assert.deepEqual(mocks.groq.requests.map((sent) => sent.body.seed).sort((a, b) => a - b), [-(2 ** 63), 2 ** 63]);
+    assert.deepEqual(
+      mocks.groq.requests.map((sent) => sent.body.seed).sort((a, b) => a - b),
+      [-(2 ** 63), 2 ** 63],
+    );
     assert.equal(answer.texts.length, 2);
   });
 
@@ -181,33 +206,51 @@ describe('seeds within each vendor range, one per emulated choice', () => {
 
   test('the mapping: always inside the range, in-range seeds unchanged, replicas distinct', () => {
     const seed = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(2 ** 63, -(2 ** 63), 2 ** 62, -(2 ** 40)));
-    fc.assert(fc.property(seed, fc.integer({ min: 0, max: 127 }), (value, replica) => {
-      for (const range of [int64SeedRange, int32SeedRange, nonNegativeInt32SeedRange]) {
-        const mapped = seedInRange(value, replica, range);
-        assert.ok(mapped >= range.min && mapped <= range.max);
-        const inside = BigInt(value) >= range.min && BigInt(value) <= range.max;
-        if (inside) assert.equal(seedInRange(value, 0, range), BigInt(value));
-        if (replica > 0) assert.notEqual(mapped, seedInRange(value, replica - 1, range));
-      }
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(seed, fc.integer({ min: 0, max: 127 }), (value, replica) => {
+        for (const range of [int64SeedRange, int32SeedRange, nonNegativeInt32SeedRange]) {
+          const mapped = seedInRange(value, replica, range);
+          assert.ok(mapped >= range.min && mapped <= range.max);
+          const inside = BigInt(value) >= range.min && BigInt(value) <= range.max;
+          if (inside) assert.equal(seedInRange(value, 0, range), BigInt(value));
+          if (replica > 0) assert.notEqual(mapped, seedInRange(value, replica - 1, range));
+        }
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   test('the largest int64 seed reaches OpenAI as exactly 9223372036854775807', () => {
     const generation = request({ model: 'gpt-3.5-turbo-instruct', seed: 2 ** 63, stream: false });
-    const model = { id: 'openai/gpt-3.5-turbo-instruct', vendor: 'openai', name: 'gpt-3.5-turbo-instruct', contextWindow: 4096, capabilities: { logprobs: true, nativeCompletions: true }, countTokens: () => 1, exactTokenizer: false };
+    const model = {
+      id: 'openai/gpt-3.5-turbo-instruct',
+      vendor: 'openai',
+      name: 'gpt-3.5-turbo-instruct',
+      contextWindow: 4096,
+      capabilities: { logprobs: true, nativeCompletions: true },
+      countTokens: () => 1,
+      exactTokenizer: false,
+    };
     const plan = planOpenAICompatible(openaiPreset, generation, model);
     assert.match(completionsBody(openaiPreset, generation, plan, plan.groups[0]), /"seed":9223372036854775807[,}]/);
   });
 
   test('a body with a seed is the JSON of its fields with the seed in exact digits', () => {
-    const fields = fc.dictionary(fc.constantFrom('model', 'prompt', 'max_tokens', 'stop', 'user'), fc.oneof(fc.string(), fc.integer(), fc.array(fc.string(), { maxLength: 2 })), { maxKeys: 5 });
+    const fields = fc.dictionary(
+      fc.constantFrom('model', 'prompt', 'max_tokens', 'stop', 'user'),
+      fc.oneof(fc.string(), fc.integer(), fc.array(fc.string(), { maxLength: 2 })),
+      { maxKeys: 5 },
+    );
     const seed = fc.bigInt({ min: int64SeedRange.min, max: int64SeedRange.max });
-    fc.assert(fc.property(fields, fc.option(seed, { nil: null }), fc.constantFrom('seed', 'random_seed'), (body, value, field) => {
-      const text = withSeed(body, field, value);
-      if (value === null) return assert.equal(text, JSON.stringify(body));
-      assert.ok(text.endsWith(`"${field}":${value}}`), text);
-      assert.deepEqual(JSON.parse(text), { ...body, [field]: Number(value) });
-    }), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(fields, fc.option(seed, { nil: null }), fc.constantFrom('seed', 'random_seed'), (body, value, field) => {
+        const text = withSeed(body, field, value);
+        if (value === null) return assert.equal(text, JSON.stringify(body));
+        assert.ok(text.endsWith(`"${field}":${value}}`), text);
+        assert.deepEqual(JSON.parse(text), { ...body, [field]: Number(value) });
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
 

@@ -5,7 +5,18 @@ import { createGeminiAdapter } from '../src/vendors/gemini/gemini-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
 import { MockUpstream, sse } from './support/mock-upstream.js';
-import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+import {
+  adapterOf,
+  collect,
+  collectUntilError,
+  fastTransport,
+  finishes,
+  modelOf,
+  request,
+  testConfig,
+  textOf,
+  usages,
+} from './support/mock-upstream-helpers.js';
 
 const key = 'AIzaSyTestKey0123456789';
 const model = 'gemini-2.5-flash';
@@ -20,7 +31,15 @@ const candidateChunk = (text: string, finishReason?: string, usage?: Record<stri
 });
 const stream = (texts: string[], finishReason = 'STOP') => [
   ...texts.slice(0, -1).map((text) => sse(candidateChunk(text))),
-  sse(candidateChunk(texts[texts.length - 1], finishReason, { promptTokenCount: 8, candidatesTokenCount: 5, cachedContentTokenCount: 4, thoughtsTokenCount: 20, totalTokenCount: 33 })),
+  sse(
+    candidateChunk(texts[texts.length - 1], finishReason, {
+      promptTokenCount: 8,
+      candidatesTokenCount: 5,
+      cachedContentTokenCount: 4,
+      thoughtsTokenCount: 20,
+      totalTokenCount: 33,
+    }),
+  ),
 ];
 
 before(async () => {
@@ -35,7 +54,17 @@ after(async () => {
 
 test('stream: exact outbound request, text, usage with cached and thoughts (= reasoning) tokens', async () => {
   upstream.reply({ chunks: stream(['Hel', 'lo']) });
-  const generation = request({ model, prompt: 'Greet', maxTokens: 64, temperature: 1.5, topP: 0.8, stop: ['x', 'y'], seed: 9, presencePenalty: 0.1, frequencyPenalty: 0.2 });
+  const generation = request({
+    model,
+    prompt: 'Greet',
+    maxTokens: 64,
+    temperature: 1.5,
+    topP: 0.8,
+    stop: ['x', 'y'],
+    seed: 9,
+    presencePenalty: 0.1,
+    frequencyPenalty: 0.2,
+  });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, []);
   const parts = await collect(adapter, generation);
   const sent = upstream.requests[0];
@@ -52,7 +81,11 @@ test('stream: exact outbound request, text, usage with cached and thoughts (= re
 });
 
 test('non-stream: :generateContent, finish reasons mapped', async () => {
-  for (const [reason, expected] of [['MAX_TOKENS', 'length'], ['SAFETY', 'content_filter'], ['STOP', 'stop']]) {
+  for (const [reason, expected] of [
+    ['MAX_TOKENS', 'length'],
+    ['SAFETY', 'content_filter'],
+    ['STOP', 'stop'],
+  ]) {
     upstream.reset();
     upstream.reply({ json: candidateChunk('whole answer', reason, { candidatesTokenCount: 2 }) });
     const parts = await collect(adapter, request({ model, stream: false }));
@@ -80,7 +113,10 @@ test('n emulated with parallel calls (seed + j), prompt list fan-out, echo prepe
     assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n', 'echo']);
     const parts = await collect(adapter, generation);
     assert.equal(upstream.requests.length, 6);
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((choice) => textOf(parts, choice)), ['p(p:100)', 'p(p:101)', 'p(p:102)', 'q(q:100)', 'q(q:101)', 'q(q:102)']);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((choice) => textOf(parts, choice)),
+      ['p(p:100)', 'p(p:101)', 'p(p:102)', 'q(q:100)', 'q(q:101)', 'q(q:102)'],
+    );
     assert.equal(usages(parts).length, 6);
   } finally {
     upstream.always({ status: 500, json: {} });
@@ -90,15 +126,33 @@ test('n emulated with parallel calls (seed + j), prompt list fan-out, echo prepe
 test('refusals name the parameter and the vendor', () => {
   const info = modelOf(adapter, model);
   const cases: Array<[Partial<GenerationRequest>, string]> = [
-    [{ logprobs: 1 }, 'logprobs'], [{ logitBias: { '1': 1 } }, 'logit_bias'], [{ user: 'u' }, 'user'], [{ suffix: 's' }, 'suffix'], [{ bestOf: 2 }, 'best_of'],
+    [{ logprobs: 1 }, 'logprobs'],
+    [{ logitBias: { '1': 1 } }, 'logit_bias'],
+    [{ user: 'u' }, 'user'],
+    [{ suffix: 's' }, 'suffix'],
+    [{ bestOf: 2 }, 'best_of'],
   ];
   for (const [overrides, param] of cases) {
-    assert.throws(() => adapter.prepare(request({ model, ...overrides }), info), (error: any) => error.status === 400 && error.param === param && error.message.includes("'gemini'"), param);
+    assert.throws(
+      () => adapter.prepare(request({ model, ...overrides }), info),
+      (error: any) => error.status === 400 && error.param === param && error.message.includes("'gemini'"),
+      param,
+    );
   }
 });
 
 test('errors before output: invalid key (400 API_KEY_INVALID) → 502, 404 → model_not_found, 429 RetryInfo → retry-after', async () => {
-  upstream.reply({ status: 400, json: { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }] } } });
+  upstream.reply({
+    status: 400,
+    json: {
+      error: {
+        code: 400,
+        message: 'API key not valid. Please pass a valid API key.',
+        status: 'INVALID_ARGUMENT',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }],
+      },
+    },
+  });
   let { error } = await collectUntilError(adapter, request({ model }));
   assert.deepEqual([error.status, error.code], [502, 'upstream_auth_failed']);
   assert.match(error.message, /GEMINI_API_KEY/);
@@ -109,7 +163,17 @@ test('errors before output: invalid key (400 API_KEY_INVALID) → 502, 404 → m
   assert.deepEqual([error.status, error.code], [404, 'model_not_found']);
 
   upstream.reset();
-  upstream.always({ status: 429, json: { error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }] } } });
+  upstream.always({
+    status: 429,
+    json: {
+      error: {
+        code: 429,
+        message: 'Resource has been exhausted',
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }],
+      },
+    },
+  });
   try {
     ({ error } = await collectUntilError(adapter, request({ model })));
     assert.deepEqual([error.status, error.retryAfterSeconds, error.headers['retry-after']], [429, 37, '37']);
@@ -159,7 +223,9 @@ test('client abort: the upstream sees the connection close', async () => {
 });
 
 test('idle timeout mid-stream after output → 504 VendorError', async () => {
-  const slow = adapterOf(createGeminiAdapter(testConfig({ GEMINI_API_KEY: key, GEMINI_BASE_URL: upstream.url }, { gemini: { ...fastTransport, idleTimeoutMs: 150 } })));
+  const slow = adapterOf(
+    createGeminiAdapter(testConfig({ GEMINI_API_KEY: key, GEMINI_BASE_URL: upstream.url }, { gemini: { ...fastTransport, idleTimeoutMs: 150 } })),
+  );
   upstream.reply({ chunks: [sse(candidateChunk('start'))], hang: true });
   const { parts, error } = await collectUntilError(slow, request({ model }));
   await slow.close?.();

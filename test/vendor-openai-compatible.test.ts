@@ -71,8 +71,15 @@ test('azure: deployment URL with api-version, api-key header, no model in the bo
 });
 
 test('azure: chat deployments declared in config use chat/completions', async () => {
-  const adapter = only({ AZURE_OPENAI_API_KEY: 'az-key', AZURE_OPENAI_BASE_URL: upstream.url }, 'azure', { azure: { ...fastTransport, models: [{ name: 'gpt4o-prod', completions: 'chat', contextWindow: 128000 }] } });
-  upstream.reply({ json: { choices: [{ index: 0, message: { role: 'assistant', content: 'hey' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } });
+  const adapter = only({ AZURE_OPENAI_API_KEY: 'az-key', AZURE_OPENAI_BASE_URL: upstream.url }, 'azure', {
+    azure: { ...fastTransport, models: [{ name: 'gpt4o-prod', completions: 'chat', contextWindow: 128000 }] },
+  });
+  upstream.reply({
+    json: {
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hey' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    },
+  });
   const parts = await collect(adapter, request({ model: 'gpt4o-prod', stream: false }));
   assert.equal(upstream.requests[0].url, '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21');
   assert.equal(textOf(parts), 'hey');
@@ -111,11 +118,18 @@ test('ollama: refuses what it cannot honour, naming param and vendor', () => {
   const adapter = only({ OLLAMA_BASE_URL: upstream.url }, 'ollama');
   const model = modelOf(adapter, 'llama3.2');
   const cases: Array<[Partial<GenerationRequest>, string]> = [
-    [{ bestOf: 3 }, 'best_of'], [{ logitBias: { '1': 5 } }, 'logit_bias'], [{ logprobs: 2 }, 'logprobs'], [{ user: 'u' }, 'user'],
-    [{ echo: true, logprobs: 1 }, 'logprobs'], [{ prompts: [{ kind: 'tokens', tokens: [1, 2] }] }, 'prompt'],
+    [{ bestOf: 3 }, 'best_of'],
+    [{ logitBias: { '1': 5 } }, 'logit_bias'],
+    [{ logprobs: 2 }, 'logprobs'],
+    [{ user: 'u' }, 'user'],
+    [{ echo: true, logprobs: 1 }, 'logprobs'],
+    [{ prompts: [{ kind: 'tokens', tokens: [1, 2] }] }, 'prompt'],
   ];
   for (const [overrides, param] of cases) {
-    assert.throws(() => adapter.prepare(request({ model: 'llama3.2', ...overrides }), model), (error: any) => error.status === 400 && error.param === param && error.code === 'unsupported_parameter' && /'ollama'/.test(error.message));
+    assert.throws(
+      () => adapter.prepare(request({ model: 'llama3.2', ...overrides }), model),
+      (error: any) => error.status === 400 && error.param === param && error.code === 'unsupported_parameter' && /'ollama'/.test(error.message),
+    );
   }
   // No-op values are not refused.
   assert.doesNotThrow(() => adapter.prepare(request({ model: 'llama3.2', bestOf: 1, logitBias: {}, presencePenalty: 0 }), model));
@@ -130,17 +144,41 @@ test('vllm: max_tokens 0 is answered by the gateway with no call; with logprobs 
   assert.equal(upstream.requests.length, 0);
   assert.deepEqual([textOf(parts, 0), textOf(parts, 1)], ['Hi', 'there']);
   assert.deepEqual(finishes(parts), { 0: 'length', 1: 'length' });
-  assert.deepEqual(usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]), [[0, 0, false]]);
+  assert.deepEqual(
+    usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]),
+    [[0, 0, false]],
+  );
   const refused: Partial<GenerationRequest>[] = [{ logprobs: 1 }, { echo: true, prompts: [{ kind: 'tokens', tokens: [1, 2] }] }];
   for (const overrides of refused) {
-    assert.throws(() => adapter.prepare(request({ model: 'meta-llama/Llama-3.1-8B', maxTokens: 0, ...overrides }), model), (error: any) => error.status === 400 && error.param === 'max_tokens' && /'vllm'/.test(error.message));
+    assert.throws(
+      () => adapter.prepare(request({ model: 'meta-llama/Llama-3.1-8B', maxTokens: 0, ...overrides }), model),
+      (error: any) => error.status === 400 && error.param === 'max_tokens' && /'vllm'/.test(error.message),
+    );
   }
 });
 
 test('vllm: optional key sent as bearer; token prompts and prompt lists native', async () => {
   const adapter = only({ VLLM_BASE_URL: upstream.url, VLLM_API_KEY: 'vk' }, 'vllm');
-  upstream.reply({ json: { choices: [{ index: 0, text: 'x', finish_reason: 'length' }, { index: 1, text: 'y', finish_reason: 'stop' }], usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } } });
-  const parts = await collect(adapter, request({ model: 'meta-llama/Llama-3.1-8B', prompts: [{ kind: 'tokens', tokens: [1, 2] }, { kind: 'tokens', tokens: [3] }], stream: false }));
+  upstream.reply({
+    json: {
+      choices: [
+        { index: 0, text: 'x', finish_reason: 'length' },
+        { index: 1, text: 'y', finish_reason: 'stop' },
+      ],
+      usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 },
+    },
+  });
+  const parts = await collect(
+    adapter,
+    request({
+      model: 'meta-llama/Llama-3.1-8B',
+      prompts: [
+        { kind: 'tokens', tokens: [1, 2] },
+        { kind: 'tokens', tokens: [3] },
+      ],
+      stream: false,
+    }),
+  );
   assert.equal(upstream.requests.length, 1);
   assert.equal(upstream.requests[0].headers.authorization, 'Bearer vk');
   assert.deepEqual(upstream.requests[0].body.prompt, [[1, 2], [3]]);
@@ -156,9 +194,19 @@ test('groq: chat-only preset, n emulated with parallel chat calls, usage from x_
     const sent = upstream.requests[0];
     assert.equal(sent.url, '/v1/chat/completions');
     assert.equal(sent.headers.authorization, 'Bearer gk');
-    assert.deepEqual(sent.body, { model: 'llama-3.3-70b-versatile', messages: [{ role: 'user', content: 'Say hi' }], max_tokens: 16, stop: ['.'], stream: true, stream_options: { include_usage: true } });
+    assert.deepEqual(sent.body, {
+      model: 'llama-3.3-70b-versatile',
+      messages: [{ role: 'user', content: 'Say hi' }],
+      max_tokens: 16,
+      stop: ['.'],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     assert.deepEqual([textOf(parts, 0), textOf(parts, 1), textOf(parts, 2)], ['hi', 'hi', 'hi']);
-    assert.deepEqual(usages(parts).map((usage) => usage.promptTokens), [4, 4, 4]);
+    assert.deepEqual(
+      usages(parts).map((usage) => usage.promptTokens),
+      [4, 4, 4],
+    );
   } finally {
     upstream.always({ status: 500, json: {} });
   }
@@ -166,7 +214,12 @@ test('groq: chat-only preset, n emulated with parallel chat calls, usage from x_
 
 test('mistral: seed is random_seed, no stream_options (usage arrives unasked)', async () => {
   const adapter = only({ MISTRAL_API_KEY: 'mk', MISTRAL_BASE_URL: upstream.url }, 'mistral');
-  upstream.reply({ chunks: [sse({ choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }), 'data: [DONE]\n\n'] });
+  upstream.reply({
+    chunks: [
+      sse({ choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
+      'data: [DONE]\n\n',
+    ],
+  });
   const parts = await collect(adapter, request({ model: 'mistral-small-latest', seed: 3 }));
   assert.equal(upstream.requests[0].body.random_seed, 3);
   assert.equal(upstream.requests[0].body.seed, undefined);
@@ -176,7 +229,12 @@ test('mistral: seed is random_seed, no stream_options (usage arrives unasked)', 
 
 test('deepseek: chat path without /v1, cache hits reported as cached tokens', async () => {
   const adapter = only({ DEEPSEEK_API_KEY: 'dk', DEEPSEEK_BASE_URL: upstream.url }, 'deepseek');
-  upstream.reply({ json: { choices: [{ index: 0, message: { content: 'x' }, finish_reason: 'length' }], usage: { prompt_tokens: 10, completion_tokens: 1, prompt_cache_hit_tokens: 8, completion_tokens_details: { reasoning_tokens: 5 } } } });
+  upstream.reply({
+    json: {
+      choices: [{ index: 0, message: { content: 'x' }, finish_reason: 'length' }],
+      usage: { prompt_tokens: 10, completion_tokens: 1, prompt_cache_hit_tokens: 8, completion_tokens_details: { reasoning_tokens: 5 } },
+    },
+  });
   const parts = await collect(adapter, request({ model: 'deepseek-reasoner', stream: false }));
   assert.equal(upstream.requests[0].url, '/chat/completions');
   assert.deepEqual([usages(parts)[0].cachedTokens, usages(parts)[0].reasoningTokens], [8, 5]);
@@ -185,12 +243,23 @@ test('deepseek: chat path without /v1, cache hits reported as cached tokens', as
 
 test('operator-declared server: schema, key variable, chat mode, refusals and 400 message passthrough', async () => {
   const vendors = {
-    'my-llm': { kind: 'openai-compatible', baseUrl: upstream.url, apiKeyEnv: 'MY_LLM_API_KEY', completions: 'chat', unsupported: ['seed'], models: [{ name: 'house-model', contextWindow: 32768 }], ...fastTransport },
+    'my-llm': {
+      kind: 'openai-compatible',
+      baseUrl: upstream.url,
+      apiKeyEnv: 'MY_LLM_API_KEY',
+      completions: 'chat',
+      unsupported: ['seed'],
+      models: [{ name: 'house-model', contextWindow: 32768 }],
+      ...fastTransport,
+    },
   };
   const missing = build({}, vendors);
   assert.match(missing.disabled.get('my-llm')!, /MY_LLM_API_KEY/);
   const adapter = only({ MY_LLM_API_KEY: 'mine' }, 'my-llm', vendors);
-  assert.deepEqual(adapter.listModels().map((model) => [model.id, model.contextWindow, model.capabilities.nativeCompletions]), [['my-llm/house-model', 32768, false]]);
+  assert.deepEqual(
+    adapter.listModels().map((model) => [model.id, model.contextWindow, model.capabilities.nativeCompletions]),
+    [['my-llm/house-model', 32768, false]],
+  );
   assert.throws(() => adapter.prepare(request({ model: 'house-model', seed: 1 }), modelOf(adapter, 'house-model')), /'my-llm' vendor cannot honour 'seed'/);
   upstream.reply({ status: 400, json: { object: 'error', message: 'prompt is too long', type: 'BadRequestError', code: 400 } });
   const { error } = await collectUntilError(adapter, request({ model: 'house-model' }));
@@ -200,8 +269,14 @@ test('operator-declared server: schema, key variable, chat mode, refusals and 40
 });
 
 test('config errors stop the start with the path: typos, unknown vendors', () => {
-  assert.throws(() => build({}, { together: { connectTimeout: 5 } }), (error: any) => error instanceof ConfigError && /vendors\.together/.test(error.message));
-  assert.throws(() => build({}, { mystery: { baseUrl: 'http://127.0.0.1:1' } }), (error: any) => error instanceof ConfigError && /kind: openai-compatible/.test(error.message));
+  assert.throws(
+    () => build({}, { together: { connectTimeout: 5 } }),
+    (error: any) => error instanceof ConfigError && /vendors\.together/.test(error.message),
+  );
+  assert.throws(
+    () => build({}, { mystery: { baseUrl: 'http://127.0.0.1:1' } }),
+    (error: any) => error instanceof ConfigError && /kind: openai-compatible/.test(error.message),
+  );
   assert.throws(() => build({ VLLM_BASE_URL: 'not a url' }), ConfigError);
 });
 
@@ -209,7 +284,10 @@ test('unlisted model on a preset: passed through; vendor 404 → 404 model_not_f
   const adapter = only({ TOGETHER_API_KEY: 'tk', TOGETHER_BASE_URL: upstream.url }, 'together');
   const model = modelOf(adapter, 'acme/brand-new-model');
   assert.equal(model.exactTokenizer, false);
-  upstream.reply({ status: 404, json: { error: { message: 'Unable to access model acme/brand-new-model', type: 'invalid_request_error', code: 'model_not_found' } } });
+  upstream.reply({
+    status: 404,
+    json: { error: { message: 'Unable to access model acme/brand-new-model', type: 'invalid_request_error', code: 'model_not_found' } },
+  });
   const { error } = await collectUntilError(adapter, request({ model: 'acme/brand-new-model' }));
   assert.equal(error.status, 404);
   assert.equal(error.code, 'model_not_found');

@@ -5,19 +5,44 @@ import { createOpenAIAdapter } from '../src/vendors/openai/openai-adapter.js';
 import type { StreamPart, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
 import { MockUpstream, sse } from './support/mock-upstream.js';
-import { adapterOf, collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+import {
+  adapterOf,
+  collect,
+  collectUntilError,
+  fastTransport,
+  finishes,
+  modelOf,
+  request,
+  testConfig,
+  textOf,
+  usages,
+} from './support/mock-upstream-helpers.js';
 
 const key = 'sk-test-secret-key-1234567890';
 let upstream: MockUpstream;
 let adapter: VendorAdapter;
 
 const chunk = (index: number, text: string, finish: string | null = null, logprobs: unknown = null) => ({
-  id: 'cmpl-1', object: 'text_completion', created: 1700000000, model: 'gpt-3.5-turbo-instruct', system_fingerprint: 'fp_44709d6fcb',
+  id: 'cmpl-1',
+  object: 'text_completion',
+  created: 1700000000,
+  model: 'gpt-3.5-turbo-instruct',
+  system_fingerprint: 'fp_44709d6fcb',
   choices: [{ text, index, logprobs, finish_reason: finish }],
 });
 const usageChunk = {
-  id: 'cmpl-1', object: 'text_completion', created: 1700000000, model: 'gpt-3.5-turbo-instruct', choices: [],
-  usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 3 } },
+  id: 'cmpl-1',
+  object: 'text_completion',
+  created: 1700000000,
+  model: 'gpt-3.5-turbo-instruct',
+  choices: [],
+  usage: {
+    prompt_tokens: 5,
+    completion_tokens: 7,
+    total_tokens: 12,
+    prompt_tokens_details: { cached_tokens: 2 },
+    completion_tokens_details: { reasoning_tokens: 3 },
+  },
 };
 
 before(async () => {
@@ -33,10 +58,24 @@ after(async () => {
 test('non-stream: every parameter passes through to POST /v1/completions, non-stream upstream call', async () => {
   upstream.reply({
     json: {
-      id: 'cmpl-9', object: 'text_completion', created: 1700000000, model: 'gpt-3.5-turbo-instruct', system_fingerprint: 'fp_1',
+      id: 'cmpl-9',
+      object: 'text_completion',
+      created: 1700000000,
+      model: 'gpt-3.5-turbo-instruct',
+      system_fingerprint: 'fp_1',
       choices: [
-        { text: ' Hello', index: 0, finish_reason: 'stop', logprobs: { tokens: [' Hello'], token_logprobs: [-0.1], top_logprobs: [{ ' Hello': -0.1, ' Hi': -2.3 }], text_offset: [6] } },
-        { text: ' Yo', index: 1, finish_reason: 'length', logprobs: { tokens: [' Yo'], token_logprobs: [-0.5], top_logprobs: [{ ' Yo': -0.5 }], text_offset: [6] } },
+        {
+          text: ' Hello',
+          index: 0,
+          finish_reason: 'stop',
+          logprobs: { tokens: [' Hello'], token_logprobs: [-0.1], top_logprobs: [{ ' Hello': -0.1, ' Hi': -2.3 }], text_offset: [6] },
+        },
+        {
+          text: ' Yo',
+          index: 1,
+          finish_reason: 'length',
+          logprobs: { tokens: [' Yo'], token_logprobs: [-0.5], top_logprobs: [{ ' Yo': -0.5 }], text_offset: [6] },
+        },
         { text: ' Hey', index: 2, finish_reason: 'content_filter', logprobs: null },
         { text: '', index: 3, finish_reason: 'stop', logprobs: null },
       ],
@@ -44,9 +83,23 @@ test('non-stream: every parameter passes through to POST /v1/completions, non-st
     },
   });
   const generation = request({
-    model: 'gpt-3.5-turbo-instruct', prompt: ['Say hi', 'Say yo'], n: 2, bestOf: 3, maxTokens: 5, temperature: 0.7, topP: 0.9, seed: 42,
-    stop: ['\n', 'END'], presencePenalty: 0.5, frequencyPenalty: -0.5, logitBias: { '50256': -100 }, logprobs: 2, echo: true,
-    suffix: '!', user: 'user-1', stream: false,
+    model: 'gpt-3.5-turbo-instruct',
+    prompt: ['Say hi', 'Say yo'],
+    n: 2,
+    bestOf: 3,
+    maxTokens: 5,
+    temperature: 0.7,
+    topP: 0.9,
+    seed: 42,
+    stop: ['\n', 'END'],
+    presencePenalty: 0.5,
+    frequencyPenalty: -0.5,
+    logitBias: { '50256': -100 },
+    logprobs: 2,
+    echo: true,
+    suffix: '!',
+    user: 'user-1',
+    stream: false,
   });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, 'gpt-3.5-turbo-instruct')).emulated, []);
   const parts = await collect(adapter, generation);
@@ -58,8 +111,21 @@ test('non-stream: every parameter passes through to POST /v1/completions, non-st
   assert.equal(sent.headers['content-type'], 'application/json');
   assert.equal(sent.headers['x-request-id'], 'req_test');
   assert.deepEqual(sent.body, {
-    model: 'gpt-3.5-turbo-instruct', prompt: ['Say hi', 'Say yo'], max_tokens: 5, n: 2, best_of: 3, echo: true, logprobs: 2, suffix: '!',
-    temperature: 0.7, top_p: 0.9, seed: 42, presence_penalty: 0.5, frequency_penalty: -0.5, logit_bias: { '50256': -100 }, user: 'user-1',
+    model: 'gpt-3.5-turbo-instruct',
+    prompt: ['Say hi', 'Say yo'],
+    max_tokens: 5,
+    n: 2,
+    best_of: 3,
+    echo: true,
+    logprobs: 2,
+    suffix: '!',
+    temperature: 0.7,
+    top_p: 0.9,
+    seed: 42,
+    presence_penalty: 0.5,
+    frequency_penalty: -0.5,
+    logit_bias: { '50256': -100 },
+    user: 'user-1',
     stop: ['\n', 'END'],
   });
   assert.deepEqual(parts[0], { type: 'metadata', systemFingerprint: 'fp_1' });
@@ -68,14 +134,31 @@ test('non-stream: every parameter passes through to POST /v1/completions, non-st
   assert.deepEqual(finishes(parts), { 0: 'stop', 1: 'length', 2: 'content_filter', 3: 'stop' });
   const first = parts.find((part) => part.type === 'text-delta' && part.choice === 0);
   assert.deepEqual(first && first.type === 'text-delta' && first.logprobs, [{ token: ' Hello', logprob: -0.1, topLogprobs: { ' Hello': -0.1, ' Hi': -2.3 } }]);
-  assert.deepEqual(usages(parts), [{ promptTokens: 10, completionTokens: 4, cachedTokens: 0, reasoningTokens: null, audioPromptTokens: null, audioCompletionTokens: null, acceptedPredictionTokens: null, rejectedPredictionTokens: null }]);
+  assert.deepEqual(usages(parts), [
+    {
+      promptTokens: 10,
+      completionTokens: 4,
+      cachedTokens: 0,
+      reasoningTokens: null,
+      audioPromptTokens: null,
+      audioCompletionTokens: null,
+      acceptedPredictionTokens: null,
+      rejectedPredictionTokens: null,
+    },
+  ]);
 });
 
 test('stream: asks for usage, yields deltas with global choice indexes, finishes and one usage part', async () => {
   upstream.reply({
     chunks: [
-      sse(chunk(0, 'Hel')), sse(chunk(2, 'Bon')), sse(chunk(0, 'lo', 'stop')), sse(chunk(1, 'Hi', 'length')),
-      sse(chunk(3, 'Sal', 'stop')), sse(chunk(2, 'jour', 'stop')), sse(usageChunk), 'data: [DONE]\n\n',
+      sse(chunk(0, 'Hel')),
+      sse(chunk(2, 'Bon')),
+      sse(chunk(0, 'lo', 'stop')),
+      sse(chunk(1, 'Hi', 'length')),
+      sse(chunk(3, 'Sal', 'stop')),
+      sse(chunk(2, 'jour', 'stop')),
+      sse(usageChunk),
+      'data: [DONE]\n\n',
     ],
   });
   const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct', prompt: ['a', 'b'], n: 2 }));
@@ -87,7 +170,10 @@ test('stream: asks for usage, yields deltas with global choice indexes, finishes
   assert.equal(textOf(parts, 0), 'Hello');
   assert.equal(textOf(parts, 2), 'Bonjour');
   assert.deepEqual(finishes(parts), { 0: 'stop', 1: 'length', 2: 'stop', 3: 'stop' });
-  assert.deepEqual(parts.filter((part) => part.type === 'metadata'), [{ type: 'metadata', systemFingerprint: 'fp_44709d6fcb' }]);
+  assert.deepEqual(
+    parts.filter((part) => part.type === 'metadata'),
+    [{ type: 'metadata', systemFingerprint: 'fp_44709d6fcb' }],
+  );
   const [usage] = usages(parts);
   assert.equal(usages(parts).length, 1);
   assert.deepEqual([usage.promptTokens, usage.completionTokens, usage.cachedTokens, usage.reasoningTokens], [5, 7, 2, 3]);
@@ -106,14 +192,32 @@ test('stream: a character split across network reads arrives whole', async () =>
 });
 
 test('stream: logprobs per delta map to token entries', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, ' a', null, { tokens: [' a'], token_logprobs: [-1], top_logprobs: [{ ' a': -1 }], text_offset: [0] })), sse(chunk(0, '', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] });
+  upstream.reply({
+    chunks: [
+      sse(chunk(0, ' a', null, { tokens: [' a'], token_logprobs: [-1], top_logprobs: [{ ' a': -1 }], text_offset: [0] })),
+      sse(chunk(0, '', 'stop')),
+      sse(usageChunk),
+      'data: [DONE]\n\n',
+    ],
+  });
   const parts = await collect(adapter, request({ model: 'davinci-002', logprobs: 1 }));
-  assert.deepEqual(parts.find((part) => part.type === 'text-delta'), { type: 'text-delta', choice: 0, text: ' a', logprobs: [{ token: ' a', logprob: -1, topLogprobs: { ' a': -1 } }] });
+  assert.deepEqual(
+    parts.find((part) => part.type === 'text-delta'),
+    { type: 'text-delta', choice: 0, text: ' a', logprobs: [{ token: ' a', logprob: -1, topLogprobs: { ' a': -1 } }] },
+  );
 });
 
 const errorCases: Array<{ status: number; body: unknown; headers?: Record<string, string>; expect: { status: number; code: string } }> = [
-  { status: 400, body: { error: { message: "This model's maximum context length is 4097 tokens", type: 'invalid_request_error' } }, expect: { status: 400, code: 'upstream_invalid_request' } },
-  { status: 401, body: { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', code: 'invalid_api_key' } }, expect: { status: 502, code: 'upstream_auth_failed' } },
+  {
+    status: 400,
+    body: { error: { message: "This model's maximum context length is 4097 tokens", type: 'invalid_request_error' } },
+    expect: { status: 400, code: 'upstream_invalid_request' },
+  },
+  {
+    status: 401,
+    body: { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', code: 'invalid_api_key' } },
+    expect: { status: 502, code: 'upstream_auth_failed' },
+  },
   { status: 403, body: { error: { message: 'Country not supported' } }, expect: { status: 502, code: 'upstream_auth_failed' } },
   { status: 404, body: { error: { message: 'The model `nope` does not exist', code: 'model_not_found' } }, expect: { status: 404, code: 'model_not_found' } },
   { status: 429, body: { error: { message: 'Rate limit reached' } }, headers: { 'retry-after': '20' }, expect: { status: 429, code: 'upstream_rate_limited' } },
@@ -126,7 +230,11 @@ for (const errorCase of errorCases) {
     try {
       const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
       assert.equal(parts.filter((part) => part.type !== 'usage').length, 0);
-      assert.deepEqual(usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]), [[0, 0, false]], 'refused before output: nothing billed');
+      assert.deepEqual(
+        usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]),
+        [[0, 0, false]],
+        'refused before output: nothing billed',
+      );
       assert.ok(error instanceof VendorError);
       assert.equal(error.status, errorCase.expect.status);
       assert.equal(error.code, errorCase.expect.code);
@@ -152,7 +260,14 @@ test('timeout before output → 504 after retries', async () => {
   upstream.always({ hang: true });
   try {
     const started = Date.now();
-    const single = adapterOf(createOpenAIAdapter(testConfig({ OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url }, { openai: { ...fastTransport, idleTimeoutMs: 150, responseTimeoutMs: 150, maxRetries: 0 } })));
+    const single = adapterOf(
+      createOpenAIAdapter(
+        testConfig(
+          { OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url },
+          { openai: { ...fastTransport, idleTimeoutMs: 150, responseTimeoutMs: 150, maxRetries: 0 } },
+        ),
+      ),
+    );
     const { error } = await collectUntilError(single, request({ model: 'gpt-3.5-turbo-instruct' }));
     await single.close?.();
     assert.equal(error.status, 504);
@@ -183,7 +298,10 @@ test('retry then success: 503 then 200, no duplicate output', async () => {
 });
 
 test('retry honours retry-after', async () => {
-  upstream.reply({ status: 429, headers: { 'retry-after': '1' }, json: { error: { message: 'slow down' } } }, { chunks: [sse(chunk(0, 'ok', 'stop')), 'data: [DONE]\n\n'] });
+  upstream.reply(
+    { status: 429, headers: { 'retry-after': '1' }, json: { error: { message: 'slow down' } } },
+    { chunks: [sse(chunk(0, 'ok', 'stop')), 'data: [DONE]\n\n'] },
+  );
   const started = Date.now();
   const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.ok(Date.now() - started >= 950, 'waited the second retry-after asked for');
@@ -224,9 +342,14 @@ test('stream truncated before every choice finished → 502', async () => {
 test('client abort on a stream: upstream sees the connection close', async () => {
   upstream.reply({ chunks: [sse(chunk(0, 'first'))], hang: true });
   const controller = new AbortController();
-  const iterator = adapter.stream(request({ model: 'gpt-3.5-turbo-instruct' }), modelOf(adapter, 'gpt-3.5-turbo-instruct'), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
+  const iterator = adapter
+    .stream(request({ model: 'gpt-3.5-turbo-instruct' }), modelOf(adapter, 'gpt-3.5-turbo-instruct'), { signal: controller.signal, requestId: 'r' })
+    [Symbol.asyncIterator]();
   const first = await iterator.next();
-  assert.deepEqual(first.value?.map((part: StreamPart) => part.type), ['metadata', 'text-delta']);
+  assert.deepEqual(
+    first.value?.map((part: StreamPart) => part.type),
+    ['metadata', 'text-delta'],
+  );
   const pending = iterator.next();
   controller.abort();
   await assert.rejects(pending, (error: any) => error.name === 'AbortError' && !(error instanceof VendorError));
@@ -244,23 +367,43 @@ test('client abort on a non-stream call: upstream sees the connection close', as
 });
 
 test('chat-only model (gpt-4o): /v1/chat/completions, one conversation per prompt, echo prepended', async () => {
-  upstream.reply(
-    { chunks: [sse({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }), sse({ choices: [{ index: 0, delta: { content: ' there' }, finish_reason: null }] }), sse({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }), sse({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }), 'data: [DONE]\n\n'] },
-  );
+  upstream.reply({
+    chunks: [
+      sse({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
+      sse({ choices: [{ index: 0, delta: { content: ' there' }, finish_reason: null }] }),
+      sse({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+      sse({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
+      'data: [DONE]\n\n',
+    ],
+  });
   const generation = request({ model: 'gpt-4o', prompt: 'Hi', echo: true, maxTokens: 7, stop: ['\n'] });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, 'gpt-4o')).emulated, ['echo']);
   const parts = await collect(adapter, generation);
   const sent = upstream.requests[0];
   assert.equal(sent.url, '/v1/chat/completions');
-  assert.deepEqual(sent.body, { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], max_completion_tokens: 7, stop: ['\n'], stream: true, stream_options: { include_usage: true } });
+  assert.deepEqual(sent.body, {
+    model: 'gpt-4o',
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_completion_tokens: 7,
+    stop: ['\n'],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   assert.equal(textOf(parts), 'Hi there');
   assert.equal(usages(parts)[0].promptTokens, 3);
 });
 
 test('chat-only model refuses logprobs, suffix and best_of naming param and vendor', () => {
   const model = modelOf(adapter, 'gpt-4o');
-  for (const [overrides, param] of [[{ logprobs: 1 }, 'logprobs'], [{ suffix: 'x' }, 'suffix'], [{ bestOf: 2 }, 'best_of']] as const) {
-    assert.throws(() => adapter.prepare(request({ model: 'gpt-4o', ...overrides }), model), (error: any) => error.status === 400 && error.param === param && /'openai'/.test(error.message) && error.message.includes(param));
+  for (const [overrides, param] of [
+    [{ logprobs: 1 }, 'logprobs'],
+    [{ suffix: 'x' }, 'suffix'],
+    [{ bestOf: 2 }, 'best_of'],
+  ] as const) {
+    assert.throws(
+      () => adapter.prepare(request({ model: 'gpt-4o', ...overrides }), model),
+      (error: any) => error.status === 400 && error.param === param && /'openai'/.test(error.message) && error.message.includes(param),
+    );
   }
 });
 

@@ -15,8 +15,7 @@ export interface AuthHeaders {
   'x-selected-account-id'?: string | string[];
 }
 
-const unauthorized = (message: string) =>
-  new GatewayError(message, { status: 401, type: 'authentication_error', code: 'invalid_api_key' });
+const unauthorized = (message: string) => new GatewayError(message, { status: 401, type: 'authentication_error', code: 'invalid_api_key' });
 
 /** Returns the presented key from `x-api-key` or `Authorization: Bearer`, or null. */
 export function presentedKey(headers: AuthHeaders): string | null {
@@ -34,7 +33,9 @@ function checkSelected(headers: AuthHeaders, caller: Caller): Caller {
   const selected = headers['x-selected-account-id'];
   if (typeof selected === 'string' && selected.length > 0 && selected !== caller.account.id) {
     throw new GatewayError("'x-selected-account-id' does not match the account of this API key.", {
-      status: 403, type: 'permission_error', code: 'account_mismatch',
+      status: 403,
+      type: 'permission_error',
+      code: 'account_mismatch',
     });
   }
   return caller;
@@ -62,7 +63,10 @@ export class Authenticator {
   private readonly accounts = new Map<string, Account>();
   private readonly unwatch: () => void;
 
-  constructor(private readonly storage: Storage, private readonly cacheMs: number) {
+  constructor(
+    private readonly storage: Storage,
+    private readonly cacheMs: number,
+  ) {
     this.unwatch = storage.watchKeys((keyId) => this.forget(keyId));
   }
 
@@ -83,7 +87,9 @@ export class Authenticator {
   private async lookUp(raw: string): Promise<Caller> {
     const parsed = parseKey(raw);
     if (!parsed) throw unauthorized('Invalid API key.');
-    const key = await this.storage.getKeyWithHash(parsed.id).catch((error: unknown) => { throw storageUnavailable(error); });
+    const key = await this.storage.getKeyWithHash(parsed.id).catch((error: unknown) => {
+      throw storageUnavailable(error);
+    });
     if (!key || !secretMatches(parsed.secret, key.secretHash)) throw unauthorized('Invalid API key.');
     if (key.revokedAt) throw unauthorized('This API key has been revoked.');
     const account = await this.accountOf(key.accountId);
@@ -111,7 +117,9 @@ export class Authenticator {
   private async accountOf(accountId: string): Promise<Account | null> {
     const cached = this.accounts.get(accountId);
     if (cached) return cached;
-    const account = await this.storage.getAccount(accountId).catch((error: unknown) => { throw storageUnavailable(error); });
+    const account = await this.storage.getAccount(accountId).catch((error: unknown) => {
+      throw storageUnavailable(error);
+    });
     if (account) {
       if (this.accounts.size > 50_000) this.accounts.clear();
       this.accounts.set(accountId, account);

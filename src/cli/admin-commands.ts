@@ -31,47 +31,70 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
   const print = (line: string) => process.stdout.write(`${line}\n`);
 
   const accounts = program.command('accounts').description('manage accounts');
-  accounts.command('create <name>').description('create an account; prints its id on the last line').action(async (name: string) => {
-    await withStorage(loadConfig, async (storage) => {
-      const account = await storage.createAccount(name);
-      print(`created account '${account.name}'`);
-      print(account.id);
+  accounts
+    .command('create <name>')
+    .description('create an account; prints its id on the last line')
+    .action(async (name: string) => {
+      await withStorage(loadConfig, async (storage) => {
+        const account = await storage.createAccount(name);
+        print(`created account '${account.name}'`);
+        print(account.id);
+      });
     });
-  });
-  accounts.command('list').description('list accounts').action(async () => {
-    await withStorage(loadConfig, async (storage) => {
-      const rows = (await storage.listAccounts()).map((account) => [account.id, account.name, account.createdAt]);
-      print(formatTable(['id', 'name', 'created_at'], rows));
+  accounts
+    .command('list')
+    .description('list accounts')
+    .action(async () => {
+      await withStorage(loadConfig, async (storage) => {
+        const rows = (await storage.listAccounts()).map((account) => [account.id, account.name, account.createdAt]);
+        print(formatTable(['id', 'name', 'created_at'], rows));
+      });
     });
-  });
 
   const keys = program.command('keys').description('manage API keys');
-  keys.command('create').description('create a key; prints the key alone on the last line')
+  keys
+    .command('create')
+    .description('create a key; prints the key alone on the last line')
     .requiredOption('--account <id>', 'account id')
     .option('--name <label>', 'a label for the key')
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
         if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
         const generated = generateKey();
-        await storage.createKey({ id: generated.id, accountId: options.account, name: options.name ?? null, prefix: generated.prefix, secretHash: generated.secretHash });
+        await storage.createKey({
+          id: generated.id,
+          accountId: options.account,
+          name: options.name ?? null,
+          prefix: generated.prefix,
+          secretHash: generated.secretHash,
+        });
         print(`created key ${generated.id} for ${options.account}; it is shown only this once:`);
         print(generated.key);
       });
     });
-  keys.command('list').description('list the keys of an account').requiredOption('--account <id>', 'account id').action(async (options: { account: string }) => {
-    await withStorage(loadConfig, async (storage) => {
-      const rows = (await storage.listKeys(options.account)).map((key) => [key.id, key.name ?? '', `${key.prefix}_…`, key.createdAt, key.revokedAt ?? '']);
-      print(formatTable(['id', 'name', 'prefix', 'created_at', 'revoked_at'], rows));
+  keys
+    .command('list')
+    .description('list the keys of an account')
+    .requiredOption('--account <id>', 'account id')
+    .action(async (options: { account: string }) => {
+      await withStorage(loadConfig, async (storage) => {
+        const rows = (await storage.listKeys(options.account)).map((key) => [key.id, key.name ?? '', `${key.prefix}_…`, key.createdAt, key.revokedAt ?? '']);
+        print(formatTable(['id', 'name', 'prefix', 'created_at', 'revoked_at'], rows));
+      });
     });
-  });
-  keys.command('revoke <keyId>').description('revoke a key; it gets 401 at once').action(async (keyId: string) => {
-    await withStorage(loadConfig, async (storage) => {
-      if (!(await storage.revokeKey(keyId))) throw new Error(`no active key '${keyId}'`);
-      print(`revoked ${keyId}`);
+  keys
+    .command('revoke <keyId>')
+    .description('revoke a key; it gets 401 at once')
+    .action(async (keyId: string) => {
+      await withStorage(loadConfig, async (storage) => {
+        if (!(await storage.revokeKey(keyId))) throw new Error(`no active key '${keyId}'`);
+        print(`revoked ${keyId}`);
+      });
     });
-  });
 
-  program.command('usage').description("an account's usage")
+  program
+    .command('usage')
+    .description("an account's usage")
     .requiredOption('--account <id>', 'account id')
     .option('--since <iso>', 'inclusive start', isoOption)
     .option('--until <iso>', 'exclusive end', isoOption)
@@ -82,13 +105,22 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
         const report = await storage.queryUsage({ accountId: options.account, since: options.since, until: options.until, groupBy: options.by });
         if (options.format === 'json') return print(JSON.stringify(report, null, 2));
         if (options.format === 'csv') return process.stdout.write(usageToCsv(report, options.by));
-        const rows = (options.by ? report.groups : []).map((group) => [group.group ?? '-', group.requests, group.promptTokens, group.completionTokens, group.totalTokens]);
+        const rows = (options.by ? report.groups : []).map((group) => [
+          group.group ?? '-',
+          group.requests,
+          group.promptTokens,
+          group.completionTokens,
+          group.totalTokens,
+        ]);
         rows.push(['total', report.totals.requests, report.totals.promptTokens, report.totals.completionTokens, report.totals.totalTokens]);
         print(formatTable([options.by ?? '', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens'], rows));
       });
     });
 
-  program.command('budgets').description('token budgets').command('set')
+  program
+    .command('budgets')
+    .description('token budgets')
+    .command('set')
     .requiredOption('--account <id>', 'account id')
     .option('--key <keyId>', 'limit one key of the account instead of the whole account')
     .requiredOption('--tokens <n>', 'token budget', positiveInteger)
@@ -101,7 +133,10 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
       });
     });
 
-  program.command('limits').description('rate limits').command('set')
+  program
+    .command('limits')
+    .description('rate limits')
+    .command('set')
     .option('--account <id>', 'account id')
     .option('--key <keyId>', 'key id')
     .option('--rpm <n>', 'requests per minute', positiveInteger)
@@ -115,10 +150,13 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
       });
     });
 
-  program.command('migrate').description('apply pending schema migrations and exit').action(async () => {
-    await withStorage(loadConfig, async (storage) => {
-      const applied = await storage.migrate();
-      print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
+  program
+    .command('migrate')
+    .description('apply pending schema migrations and exit')
+    .action(async () => {
+      await withStorage(loadConfig, async (storage) => {
+        const applied = await storage.migrate();
+        print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
+      });
     });
-  });
 }

@@ -5,10 +5,7 @@ import { registerAdminCommands } from './admin-commands.js';
 import { registerServeCommand } from './serve-command.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const program = new Command('tollgate')
-    .description('Tollgate, an LLM gateway for the text-completions API')
-    .showHelpAfterError(false)
-    .exitOverride();
+  const program = new Command('tollgate').description('Tollgate, an LLM gateway for the text-completions API').showHelpAfterError(false).exitOverride();
   registerServeCommand(program, loadConfig);
   registerAdminCommands(program, loadConfig);
   try {

@@ -28,7 +28,10 @@ export function registerServeCommand(program: Command, loadConfig: () => Config)
       const server = await startServer(config);
       const onSignal = (signal: NodeJS.Signals) => {
         server.logger.info({ signal }, 'draining');
-        server.stop().then(() => process.exit(0), () => process.exit(1));
+        server.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
       };
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);

@@ -70,7 +70,7 @@ export class ChoiceAccumulator {
     return this.choices.map((state, index) => ({
       text: state.text,
       index,
-      logprobs: this.wantLogprobs ? state.logprobs ?? { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] } : null,
+      logprobs: this.wantLogprobs ? (state.logprobs ?? { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] }) : null,
       // A choice the adapter never finished ended on the vendor's side without a reason: OpenAI's nearest is 'stop'.
       finish_reason: state.finishReason ?? 'stop',
     }));

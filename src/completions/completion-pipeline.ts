@@ -89,4 +89,3 @@ function modelOf(body: unknown): string {
   const model = body !== null && typeof body === 'object' ? (body as { model?: unknown }).model : undefined;
   return typeof model === 'string' ? model : '';
 }
-

@@ -39,7 +39,7 @@ export const parameterMessages = {
   seed: "'seed' must be an integer from -9223372036854775808 to 9223372036854775807.",
   stop: "'stop' must be a string or a list of 1 to 4 strings.",
   stream: "'stream' must be a boolean.",
-  stream_options: "'stream_options' must be an object like {\"include_usage\": true}.",
+  stream_options: '\'stream_options\' must be an object like {"include_usage": true}.',
   includeUsage: "'stream_options.include_usage' must be a boolean.",
   includeObfuscation: "'stream_options.include_obfuscation' must be a boolean.",
   suffix: "'suffix' must be a string.",
@@ -48,11 +48,9 @@ export const parameterMessages = {
   user: "'user' must be a string of at most 256 characters.",
 } as const;
 
-const integerIn = (error: string, min: number, max: number) =>
-  z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+const integerIn = (error: string, min: number, max: number) => z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 
-const numberIn = (error: string, min: number, max: number) =>
-  z.number({ error }).min(min, { error }).max(max, { error });
+const numberIn = (error: string, min: number, max: number) => z.number({ error }).min(min, { error }).max(max, { error });
 
 const boolean = (error: string) => z.boolean({ error });
 
@@ -60,15 +58,9 @@ const tokenId = integerIn(parameterMessages.promptTokens, 0, MAX_TOKEN_ID);
 const tokenArray = z.array(tokenId, { error: parameterMessages.promptTokens }).min(1, { error: parameterMessages.promptTokens });
 
 /** Empty strings are prompts too: OpenAI answers them like any other (one choice per prompt). */
-export const promptSchema = z.union(
-  [
-    z.string(),
-    z.array(z.string()).min(1).max(MAX_PROMPTS),
-    tokenArray,
-    z.array(tokenArray).min(1).max(MAX_PROMPTS),
-  ],
-  { error: parameterMessages.prompt },
-);
+export const promptSchema = z.union([z.string(), z.array(z.string()).min(1).max(MAX_PROMPTS), tokenArray, z.array(tokenArray).min(1).max(MAX_PROMPTS)], {
+  error: parameterMessages.prompt,
+});
 
 /** Empty strings mean "no stop": `""` and `[""]` are accepted and ignored. */
 const stopSchema = z.union([z.string(), z.array(z.string()).min(1).max(4)], { error: parameterMessages.stop });
@@ -83,11 +75,9 @@ export const completionRequestSchema = z.strictObject(
     echo: boolean(parameterMessages.echo).nullish(),
     frequency_penalty: numberIn(parameterMessages.frequency_penalty, -2, 2).nullish(),
     logit_bias: z
-      .record(
-        z.string().regex(/^(0|[1-9][0-9]{0,9})$/, { error: parameterMessages.logitBiasKey }),
-        numberIn(parameterMessages.logitBiasValue, -100, 100),
-        { error: parameterMessages.logit_bias },
-      )
+      .record(z.string().regex(/^(0|[1-9][0-9]{0,9})$/, { error: parameterMessages.logitBiasKey }), numberIn(parameterMessages.logitBiasValue, -100, 100), {
+        error: parameterMessages.logit_bias,
+      })
       .refine((bias) => Object.keys(bias).length <= 1024, { error: parameterMessages.logitBiasSize })
       .nullish(),
     logprobs: integerIn(parameterMessages.logprobs, 0, 5).nullish(),

@@ -25,7 +25,9 @@ export async function* generate(source: GenerationSource): AsyncGenerator<Stream
   let result: IteratorResult<StreamPart[]>;
   for (;;) {
     const { resolved, request, plan } = source.target();
-    iterator = resolved.adapter.stream(request, resolved.model, { signal, requestId: source.completionId, plan, reportUsage: meter.report })[Symbol.asyncIterator]();
+    iterator = resolved.adapter
+      .stream(request, resolved.model, { signal, requestId: source.completionId, plan, reportUsage: meter.report })
+      [Symbol.asyncIterator]();
     try {
       result = await iterator.next();
       break;

@@ -27,7 +27,7 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       prompts: normalisePrompts(request.prompt),
       n: request.n ?? 1,
       // best_of 0 asks for no ranking, as if it were not given.
-      bestOf: request.best_of === 0 ? null : request.best_of ?? null,
+      bestOf: request.best_of === 0 ? null : (request.best_of ?? null),
       maxTokens: request.max_tokens ?? 16,
       temperature: request.temperature ?? null,
       topP: request.top_p ?? null,
@@ -93,7 +93,8 @@ function toValidationError(error: z.ZodError, body: unknown): GatewayError {
   const param = issue.path.length ? formatPath(issue.path) : null;
   // Every schema message starts with the quoted parameter; anything else is the library's own wording.
   const message = issue.message.startsWith("'") || issue.message === parameterMessages.body ? issue.message : describeParameter(issue.path[0]);
-  const missing = issue.path.length === 1 && body !== null && typeof body === 'object' && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
+  const missing =
+    issue.path.length === 1 && body !== null && typeof body === 'object' && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
   const code = missing ? 'missing_required_parameter' : issue.code === 'invalid_type' ? 'invalid_type' : 'invalid_value';
   return invalidRequest(message, param, code);
 }

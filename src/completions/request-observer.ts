@@ -25,21 +25,24 @@ export function createRequestObserver(logger: Logger, metrics: Metrics): Request
       if (overheadSeconds !== null) metrics.gatewayOverhead.observe(overheadSeconds);
       metrics.tokens.labels(record.accountId, modelLabel, 'prompt').inc(record.promptTokens);
       metrics.tokens.labels(record.accountId, modelLabel, 'completion').inc(record.completionTokens);
-      logger.info({
-        requestId,
-        completionId: record.requestId,
-        account: record.accountId,
-        keyId: record.keyId,
-        model: record.model,
-        vendor,
-        stream,
-        status: record.status,
-        promptTokens: record.promptTokens,
-        completionTokens: record.completionTokens,
-        estimated: record.estimated,
-        latencyMs: tenths(record.latencyMs),
-        ttftMs: record.ttftMs === null ? null : tenths(record.ttftMs),
-      }, 'completion');
+      logger.info(
+        {
+          requestId,
+          completionId: record.requestId,
+          account: record.accountId,
+          keyId: record.keyId,
+          model: record.model,
+          vendor,
+          stream,
+          status: record.status,
+          promptTokens: record.promptTokens,
+          completionTokens: record.completionTokens,
+          estimated: record.estimated,
+          latencyMs: tenths(record.latencyMs),
+          ttftMs: record.ttftMs === null ? null : tenths(record.ttftMs),
+        },
+        'completion',
+      );
     },
   };
 }

@@ -34,7 +34,11 @@ export interface RunEntry {
 
 const ledgerUnavailable = (cause: unknown) =>
   new GatewayError('The usage ledger is unavailable, so the gateway cannot report this completion as metered. Retry later.', {
-    status: 503, type: 'service_unavailable', code: 'ledger_unavailable', cause, headers: { 'retry-after': '1' },
+    status: 503,
+    type: 'service_unavailable',
+    code: 'ledger_unavailable',
+    cause,
+    headers: { 'retry-after': '1' },
   });
 
 export class RunRecorder {
@@ -111,7 +115,8 @@ function outcomeOf(end: RunEnd): { outcome: UsageOutcome; status: number; code: 
   if (end.kind === 'success') return { outcome: 'success', status: 200, code: null };
   if (end.kind === 'cancelled') return { outcome: 'cancelled', status: 499, code: 'client_cancelled' };
   const { status, body } = toErrorResponse(end.error);
-  const outcome: UsageOutcome = end.error instanceof VendorError ? 'vendor_error' : status === 429 ? 'rate_limited' : status < 500 ? 'invalid_request' : 'error';
+  const outcome: UsageOutcome =
+    end.error instanceof VendorError ? 'vendor_error' : status === 429 ? 'rate_limited' : status < 500 ? 'invalid_request' : 'error';
   return { outcome, status, code: body.error.code };
 }
 

@@ -45,7 +45,7 @@ export class UsageMeter {
     let completionTokens = 0;
     this.generatedText.forEach((text, choice) => {
       if (!text) return;
-      const prefix = echo ? promptTexts[Math.floor(choice / n)] ?? '' : '';
+      const prefix = echo ? (promptTexts[Math.floor(choice / n)] ?? '') : '';
       completionTokens += model.countTokens(prefix && text.startsWith(prefix) ? text.slice(prefix.length) : text);
     });
     return { promptTokens, completionTokens, cachedTokens: null, reasoningTokens: null, estimated: true };

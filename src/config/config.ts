@@ -96,12 +96,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveIntervalMs: parsePositive(env.TOLLGATE_KEEPALIVE_MS, 'TOLLGATE_KEEPALIVE_MS') ?? file.keepAliveIntervalMs ?? 15_000,
     shutdownGraceMs: parsePositive(env.TOLLGATE_SHUTDOWN_GRACE_MS, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? file.shutdownGraceMs ?? 30_000,
     headersTimeoutMs: parsePositive(env.TOLLGATE_HEADERS_TIMEOUT_MS, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? 20_000,
-    policyCacheMs: env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS') : 1000,
-    keyCacheMs: env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
-    heapGrowingPercent: env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== '' ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT') : 60,
+    policyCacheMs:
+      env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== ''
+        ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS')
+        : 1000,
+    keyCacheMs:
+      env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
+    heapGrowingPercent:
+      env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== ''
+        ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT')
+        : 60,
     parallelScavenge: parseChoice(env.TOLLGATE_PARALLEL_SCAVENGE, 'TOLLGATE_PARALLEL_SCAVENGE', ['auto', 'on', 'off'] as const, 'auto'),
     wasmTierUp: parseChoice(env.TOLLGATE_WASM_TIER_UP, 'TOLLGATE_WASM_TIER_UP', ['on', 'off'] as const, 'off') === 'on',
-    corsOrigins: env.TOLLGATE_CORS_ORIGINS ? env.TOLLGATE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean) : file.corsOrigins ?? [],
+    corsOrigins: env.TOLLGATE_CORS_ORIGINS
+      ? env.TOLLGATE_CORS_ORIGINS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : (file.corsOrigins ?? []),
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),
     vendorEnv: Object.freeze(vendorEnv),

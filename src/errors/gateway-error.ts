@@ -73,43 +73,75 @@ export function modelNotFound(message: string): GatewayError {
 /** Storage could not be reached: the request cannot be authenticated or metered, so it is refused. */
 export function storageUnavailable(cause: unknown): GatewayError {
   return new GatewayError('The gateway cannot reach its database right now; retry shortly.', {
-    status: 503, type: 'service_unavailable', code: 'storage_unavailable', cause, headers: { 'retry-after': '1' },
+    status: 503,
+    type: 'service_unavailable',
+    code: 'storage_unavailable',
+    cause,
+    headers: { 'retry-after': '1' },
   });
 }
 
 /** A path or query with a `%` that does not start a valid percent-escape. */
 export function malformedUrl(): GatewayError {
   return new GatewayError("The request URL is malformed: every '%' must start a percent-escape such as '%20'.", {
-    status: 400, type: 'invalid_request_error', code: 'invalid_url',
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_url',
   });
 }
 
 /** Why a request body could not be read as JSON (the same errors whichever layer read it). */
 export const bodyErrors = {
-  unsupportedMediaType: () => new GatewayError("Unsupported content type: send the body as JSON with 'Content-Type: application/json'.", {
-    status: 415, type: 'invalid_request_error', code: 'unsupported_media_type',
-  }),
-  unsupportedEncoding: (encoding: string) => new GatewayError(`Unsupported Content-Encoding '${encoding}': send the body as gzip, deflate or identity.`, {
-    status: 415, type: 'invalid_request_error', code: 'unsupported_content_encoding',
-  }),
+  unsupportedMediaType: () =>
+    new GatewayError("Unsupported content type: send the body as JSON with 'Content-Type: application/json'.", {
+      status: 415,
+      type: 'invalid_request_error',
+      code: 'unsupported_media_type',
+    }),
+  unsupportedEncoding: (encoding: string) =>
+    new GatewayError(`Unsupported Content-Encoding '${encoding}': send the body as gzip, deflate or identity.`, {
+      status: 415,
+      type: 'invalid_request_error',
+      code: 'unsupported_content_encoding',
+    }),
   /** The body claims an encoding its bytes do not follow (a broken gzip stream). */
-  undecodable: (encoding: string, cause: Error) => new GatewayError(`The request body is not valid ${encoding} data.`, {
-    status: 400, type: 'invalid_request_error', code: 'invalid_content_encoding', cause,
-  }),
-  tooLarge: () => new GatewayError('The request body is larger than the gateway accepts.', {
-    status: 413, type: 'invalid_request_error', code: 'request_too_large',
-  }),
-  empty: () => new GatewayError('The request body is empty; send a JSON object.', {
-    status: 400, type: 'invalid_request_error', code: 'invalid_json',
-  }),
-  lengthMismatch: () => new GatewayError('The Content-Length header does not match the body.', {
-    status: 400, type: 'invalid_request_error', code: 'invalid_request',
-  }),
-  invalidJson: () => new GatewayError('The request body is not valid JSON.', {
-    status: 400, type: 'invalid_request_error', code: 'invalid_json',
-  }),
+  undecodable: (encoding: string, cause: Error) =>
+    new GatewayError(`The request body is not valid ${encoding} data.`, {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_content_encoding',
+      cause,
+    }),
+  tooLarge: () =>
+    new GatewayError('The request body is larger than the gateway accepts.', {
+      status: 413,
+      type: 'invalid_request_error',
+      code: 'request_too_large',
+    }),
+  empty: () =>
+    new GatewayError('The request body is empty; send a JSON object.', {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_json',
+    }),
+  lengthMismatch: () =>
+    new GatewayError('The Content-Length header does not match the body.', {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+    }),
+  invalidJson: () =>
+    new GatewayError('The request body is not valid JSON.', {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_json',
+    }),
   /** The client went away (or broke the stream) mid-body. */
-  unreadable: (cause: Error) => new GatewayError(`The request body could not be read: ${cause.message}.`, {
-    status: 400, type: 'invalid_request_error', code: 'invalid_request', cause,
-  }),
+  unreadable: (cause: Error) =>
+    new GatewayError(`The request body could not be read: ${cause.message}.`, {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      cause,
+    }),
 };

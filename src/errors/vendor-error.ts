@@ -30,7 +30,15 @@ export class VendorError extends GatewayError {
     if (options.retryAfterSeconds != null) headers['retry-after'] = String(Math.ceil(options.retryAfterSeconds));
     super(message, {
       status: options.status,
-      type: options.type ?? (options.status === 504 ? 'timeout_error' : options.status === 429 ? 'rate_limit_error' : options.status === 400 ? 'invalid_request_error' : 'upstream_error'),
+      type:
+        options.type ??
+        (options.status === 504
+          ? 'timeout_error'
+          : options.status === 429
+            ? 'rate_limit_error'
+            : options.status === 400
+              ? 'invalid_request_error'
+              : 'upstream_error'),
       code: options.code ?? null,
       param: options.param ?? null,
       headers,

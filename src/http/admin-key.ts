@@ -14,7 +14,9 @@ export function requireAdminKey(options: AdminKeyOptions) {
   const expected = createHash('sha256').update(options.adminKey).digest();
   return async function checkAdminKey(request: FastifyRequest): Promise<void> {
     const presented = presentedKey(request.headers);
-    const digest = createHash('sha256').update(presented ?? '').digest();
+    const digest = createHash('sha256')
+      .update(presented ?? '')
+      .digest();
     if (!presented || !timingSafeEqual(digest, expected)) {
       throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
     }

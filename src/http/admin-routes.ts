@@ -25,12 +25,14 @@ const budgetSchema = z.strictObject({
   period: z.enum(['day', 'month', 'total']),
 });
 
-const limitSchema = z.strictObject({
-  account_id: z.string().min(1).nullish(),
-  key_id: z.string().min(1).nullish(),
-  rpm: z.number().int().min(0).nullish(),
-  tpm: z.number().int().min(0).nullish(),
-}).refine((body) => Boolean(body.account_id) !== Boolean(body.key_id), { error: 'Give exactly one of account_id or key_id.', path: ['account_id'] });
+const limitSchema = z
+  .strictObject({
+    account_id: z.string().min(1).nullish(),
+    key_id: z.string().min(1).nullish(),
+    rpm: z.number().int().min(0).nullish(),
+    tpm: z.number().int().min(0).nullish(),
+  })
+  .refine((body) => Boolean(body.account_id) !== Boolean(body.key_id), { error: 'Give exactly one of account_id or key_id.', path: ['account_id'] });
 
 const accountSchema = z.strictObject({ name: z.string().min(1).max(200) });
 const keySchema = z.strictObject({ account_id: z.string().min(1), name: z.string().max(200).nullish() });
@@ -64,7 +66,13 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
       const body = parseBody(keySchema, request.body);
       if (!(await storage.getAccount(body.account_id))) throw invalidRequest(`No account '${body.account_id}'.`, 'account_id', 'account_not_found');
       const generated = generateKey();
-      const key = await storage.createKey({ id: generated.id, accountId: body.account_id, name: body.name ?? null, prefix: generated.prefix, secretHash: generated.secretHash });
+      const key = await storage.createKey({
+        id: generated.id,
+        accountId: body.account_id,
+        name: body.name ?? null,
+        prefix: generated.prefix,
+        secretHash: generated.secretHash,
+      });
       return reply.status(201).send({ ...key, key: generated.key });
     });
     admin.get('/admin/usage', async (request, reply) => {

@@ -24,35 +24,45 @@ export interface CompletionsRouteOptions {
 
 export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): void {
   const { pipeline } = options;
-  app.post('/v5/completions', {
-    // An authenticated request refused before the handler (a body that cannot be read) still gets its one ledger record.
-    errorHandler: async (error, request, reply) => {
-      if (request.caller !== null) await pipeline.refuse({ completionId: completionId(), requestId: request.id }, request.caller, error);
-      return sendError(error, request, reply);
+  app.post(
+    '/v5/completions',
+    {
+      // An authenticated request refused before the handler (a body that cannot be read) still gets its one ledger record.
+      errorHandler: async (error, request, reply) => {
+        if (request.caller !== null) await pipeline.refuse({ completionId: completionId(), requestId: request.id }, request.caller, error);
+        return sendError(error, request, reply);
+      },
     },
-  }, async (request, reply) => {
-    let run: CompletionRun;
-    try {
-      run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
-    } catch (error) {
-      return sendError(error, request, reply);
-    }
-    reply.headers(run.headers);
-    const cancel = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) cancel.abort();
-    });
-    if (run.parsed.stream) return streamRun(run, request, reply, cancel.signal, options);
-    try {
-      return reply.send(await run.complete(cancel.signal));
-    } catch (error) {
-      if (cancel.signal.aborted) return reply;
-      return sendError(error, request, reply);
-    }
-  });
+    async (request, reply) => {
+      let run: CompletionRun;
+      try {
+        run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
+      } catch (error) {
+        return sendError(error, request, reply);
+      }
+      reply.headers(run.headers);
+      const cancel = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) cancel.abort();
+      });
+      if (run.parsed.stream) return streamRun(run, request, reply, cancel.signal, options);
+      try {
+        return reply.send(await run.complete(cancel.signal));
+      } catch (error) {
+        if (cancel.signal.aborted) return reply;
+        return sendError(error, request, reply);
+      }
+    },
+  );
 }
 
-async function streamRun(run: CompletionRun, request: FastifyRequest, reply: FastifyReply, signal: AbortSignal, options: CompletionsRouteOptions): Promise<FastifyReply> {
+async function streamRun(
+  run: CompletionRun,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signal: AbortSignal,
+  options: CompletionsRouteOptions,
+): Promise<FastifyReply> {
   reply.hijack();
   const headers = headersOf(reply);
   const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs);
@@ -67,7 +77,8 @@ async function streamRun(run: CompletionRun, request: FastifyRequest, reply: Fas
       options.logger.debug({ requestId: run.ids.requestId, completionId: run.ids.completionId }, 'stream failed after output');
       sse.error(error);
     } else {
-      if (toErrorResponse(error).status >= 500) options.logger.warn({ requestId: run.ids.requestId, completionId: run.ids.completionId, err: error }, 'stream failed before output');
+      if (toErrorResponse(error).status >= 500)
+        options.logger.warn({ requestId: run.ids.requestId, completionId: run.ids.completionId, err: error }, 'stream failed before output');
       writeError(reply.raw, headers, error);
     }
   }
@@ -86,6 +97,11 @@ function writeError(response: ServerResponse, headers: Record<string, string>, e
   if (response.headersSent || response.destroyed) return;
   const mapped = toErrorResponse(error);
   const text = JSON.stringify(mapped.body);
-  response.writeHead(mapped.status, { ...headers, ...mapped.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) });
+  response.writeHead(mapped.status, {
+    ...headers,
+    ...mapped.headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+  });
   response.end(text);
 }

@@ -17,10 +17,18 @@ export interface ContentEncodingOptions {
 export function decodeContentEncoding(options: ContentEncodingOptions) {
   const { limitBytes } = options;
   // Callback style: the common plain body passes without a promise.
-  return function decodeBody(request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: (error: Error | null, payload?: RequestPayload) => void): void {
+  return function decodeBody(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: RequestPayload,
+    done: (error: Error | null, payload?: RequestPayload) => void,
+  ): void {
     const header = request.headers['content-encoding'];
     if (header === undefined || request.is404) return done(null, payload);
-    const encodings = header.split(',').map((each) => each.trim().toLowerCase()).filter((each) => each !== '' && each !== 'identity');
+    const encodings = header
+      .split(',')
+      .map((each) => each.trim().toLowerCase())
+      .filter((each) => each !== '' && each !== 'identity');
     if (encodings.length === 0) return done(null, payload);
     const [encoding] = encodings;
     if (encodings.length > 1 || !(encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate')) {

@@ -6,14 +6,28 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** What a page may send: the headers the OpenAI and SGP SDKs add in a browser, besides any `x-stainless-*`. */
 const allowedHeaders = [
-  'authorization', 'content-type', 'x-api-key', 'x-selected-account-id', 'x-request-id',
-  'idempotency-key', 'openai-organization', 'openai-project', 'openai-beta',
+  'authorization',
+  'content-type',
+  'x-api-key',
+  'x-selected-account-id',
+  'x-request-id',
+  'idempotency-key',
+  'openai-organization',
+  'openai-project',
+  'openai-beta',
 ];
 /** What a page may read from a response. */
 const exposedHeaders = [
-  'x-request-id', 'x-tollgate-emulated', 'retry-after', 'x-should-retry',
-  'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests',
-  'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens',
+  'x-request-id',
+  'x-tollgate-emulated',
+  'retry-after',
+  'x-should-retry',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-limit-tokens',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-tokens',
 ].join(', ');
 
 export interface CorsOptions {

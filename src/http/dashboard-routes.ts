@@ -93,15 +93,22 @@ async function limitsFor(storage: Storage, accountId: string, now: Date) {
     storage.listKeys(accountId),
     storage.queryUsage({ accountId, since: new Date(now.getTime() - 60_000).toISOString(), groupBy: 'key' }),
   ]);
-  const budgetState = await Promise.all(budgets.map(async (budget) => {
-    const window = periodWindow(budget.period, now);
-    const used = await storage.sumTokens({ accountId, keyId: budget.keyId, since: window.since });
-    return {
-      account_id: accountId, key_id: budget.keyId, period: budget.period, tokens: budget.tokens,
-      used, remaining: Math.max(0, budget.tokens - used),
-      period_start: window.since ?? null, resets_at: window.endsAt === null ? null : new Date(window.endsAt).toISOString(),
-    };
-  }));
+  const budgetState = await Promise.all(
+    budgets.map(async (budget) => {
+      const window = periodWindow(budget.period, now);
+      const used = await storage.sumTokens({ accountId, keyId: budget.keyId, since: window.since });
+      return {
+        account_id: accountId,
+        key_id: budget.keyId,
+        period: budget.period,
+        tokens: budget.tokens,
+        used,
+        remaining: Math.max(0, budget.tokens - used),
+        period_start: window.since ?? null,
+        resets_at: window.endsAt === null ? null : new Date(window.endsAt).toISOString(),
+      };
+    }),
+  );
   const scopes = [null, ...keys.map((key) => key.id)];
   const found = await Promise.all(scopes.map((keyId) => storage.getRateLimits(accountId, keyId)));
   const seen = new Set<string>();
@@ -112,8 +119,12 @@ async function limitsFor(storage: Storage, accountId: string, now: Date) {
     seen.add(scope);
     const usage: UsageTotals | undefined = limit.keyId ? lastMinute.groups.find((group) => group.group === limit.keyId) : lastMinute.totals;
     rateLimits.push({
-      account_id: limit.keyId ? null : accountId, key_id: limit.keyId, rpm: limit.rpm, tpm: limit.tpm,
-      requests_last_minute: usage?.requests ?? 0, tokens_last_minute: usage?.totalTokens ?? 0,
+      account_id: limit.keyId ? null : accountId,
+      key_id: limit.keyId,
+      rpm: limit.rpm,
+      tpm: limit.tpm,
+      requests_last_minute: usage?.requests ?? 0,
+      tokens_last_minute: usage?.totalTokens ?? 0,
     });
   }
   return {
@@ -139,23 +150,36 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
   const now = new Date();
   const stepMs = bucket === 'hour' ? 3_600_000 : 86_400_000;
   const count = bucket === 'hour' ? 24 : days;
-  const lastStart = bucket === 'hour'
-    ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours())
-    : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const lastStart =
+    bucket === 'hour'
+      ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours())
+      : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const starts = Array.from({ length: count }, (_, index) => lastStart - (count - 1 - index) * stepMs);
-  const group = (groups: UsageGroup[]) => groups.map((entry) => ({
-    group: entry.group, requests: entry.requests, prompt_tokens: entry.promptTokens,
-    completion_tokens: entry.completionTokens, total_tokens: entry.totalTokens,
-  }));
-  const buckets = await Promise.all(starts.map(async (start) => {
-    const since = new Date(start).toISOString();
-    const until = new Date(start + stepMs).toISOString();
-    const [byModel, byKey] = await Promise.all([
-      storage.queryUsage({ accountId, since, until, groupBy: 'model' }),
-      storage.queryUsage({ accountId, since, until, groupBy: 'key' }),
-    ]);
-    return { start: since, requests: byModel.totals.requests, total_tokens: byModel.totals.totalTokens, by_model: group(byModel.groups), by_key: group(byKey.groups) };
-  }));
+  const group = (groups: UsageGroup[]) =>
+    groups.map((entry) => ({
+      group: entry.group,
+      requests: entry.requests,
+      prompt_tokens: entry.promptTokens,
+      completion_tokens: entry.completionTokens,
+      total_tokens: entry.totalTokens,
+    }));
+  const buckets = await Promise.all(
+    starts.map(async (start) => {
+      const since = new Date(start).toISOString();
+      const until = new Date(start + stepMs).toISOString();
+      const [byModel, byKey] = await Promise.all([
+        storage.queryUsage({ accountId, since, until, groupBy: 'model' }),
+        storage.queryUsage({ accountId, since, until, groupBy: 'key' }),
+      ]);
+      return {
+        start: since,
+        requests: byModel.totals.requests,
+        total_tokens: byModel.totals.totalTokens,
+        by_model: group(byModel.groups),
+        by_key: group(byKey.groups),
+      };
+    }),
+  );
   return { object: 'usage_series', account_id: accountId ?? null, bucket, since: buckets[0].start, until: new Date(lastStart + stepMs).toISOString(), buckets };
 }
 
@@ -167,7 +191,12 @@ export function registerDashboardApi(v5: FastifyInstance, options: DashboardApiO
   const own = (request: FastifyRequest, accountId: string | undefined) => {
     const caller = callerOf(request).account.id;
     if (accountId !== undefined && accountId !== caller) {
-      throw new GatewayError("'account_id' must be your own account; use the admin dashboard for others.", { status: 403, type: 'permission_error', param: 'account_id', code: 'account_mismatch' });
+      throw new GatewayError("'account_id' must be your own account; use the admin dashboard for others.", {
+        status: 403,
+        type: 'permission_error',
+        param: 'account_id',
+        code: 'account_mismatch',
+      });
     }
     return caller;
   };
@@ -198,7 +227,8 @@ export function registerDashboardRoutes(app: FastifyInstance, options: Dashboard
   if (!adminKey) return;
 
   const knownAccount = async (accountId: string | undefined) => {
-    if (accountId !== undefined && !(await storage.getAccount(accountId))) throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
+    if (accountId !== undefined && !(await storage.getAccount(accountId)))
+      throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
     return accountId;
   };
   app.register(async (admin) => {
@@ -224,13 +254,22 @@ export function registerDashboardRoutes(app: FastifyInstance, options: Dashboard
 }
 
 const contentTypes: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json; charset=utf-8', '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8', '.woff2': 'font/woff2',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
 };
 
 const pageSecurityHeaders = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'referrer-policy': 'no-referrer',
 };
 
@@ -261,7 +300,10 @@ function registerStaticUi(app: FastifyInstance, uiDir: string): void {
     const type = contentTypes[extname(file).toLowerCase()] ?? 'application/octet-stream';
     // Vite names built assets by content hash, so they never change; pages must be revalidated.
     const immutable = relative.startsWith('assets/');
-    reply.type(type).header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache').header('x-content-type-options', 'nosniff');
+    reply
+      .type(type)
+      .header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+      .header('x-content-type-options', 'nosniff');
     if (type.startsWith('text/html')) reply.headers(pageSecurityHeaders);
     return reply.send(await readFile(file));
   };

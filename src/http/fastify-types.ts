@@ -7,5 +7,3 @@ declare module 'fastify' {
     caller: Caller | null;
   }
 }
-
-export {};

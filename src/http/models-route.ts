@@ -14,7 +14,11 @@ export function registerModelsRoute(app: FastifyInstance, registry: VendorRegist
       capabilities: { completions: true, streaming: true, logprobs: model.capabilities.logprobs, native_completions: model.capabilities.nativeCompletions },
     }));
     const aliasEntries = Object.entries(aliases).map(([id, targets]) => ({
-      id, object: 'model' as const, created, owned_by: 'alias', targets: [...targets],
+      id,
+      object: 'model' as const,
+      created,
+      owned_by: 'alias',
+      targets: [...targets],
     }));
     return { object: 'list', data: [...models, ...aliasEntries] };
   });

@@ -34,7 +34,8 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CompletionRequest' } } } },
           responses: {
             200: {
-              description: 'A text_completion object, or server-sent events of CompletionChunk when `stream` is true (ending `event: done` then `data: [DONE]`).',
+              description:
+                'A text_completion object, or server-sent events of CompletionChunk when `stream` is true (ending `event: done` then `data: [DONE]`).',
               content: {
                 'application/json': { schema: { $ref: '#/components/schemas/Completion' } },
                 'text/event-stream': { schema: { $ref: '#/components/schemas/CompletionChunk' } },
@@ -53,7 +54,9 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           },
         },
       },
-      '/v5/models': { get: { summary: 'Models the caller can use', responses: { 200: { description: 'OpenAI list of models with context_window and capabilities.' } } } },
+      '/v5/models': {
+        get: { summary: 'Models the caller can use', responses: { 200: { description: 'OpenAI list of models with context_window and capabilities.' } } },
+      },
       '/v5/usage': {
         get: {
           summary: "The caller's account usage",
@@ -62,7 +65,13 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         },
       },
       '/health': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'ok' } } } },
-      '/ready': { get: { summary: 'Storage reachable and vendors configured', security: [], responses: { 200: { description: 'ready' }, 503: { description: 'storage unreachable' } } } },
+      '/ready': {
+        get: {
+          summary: 'Storage reachable and vendors configured',
+          security: [],
+          responses: { 200: { description: 'ready' }, 503: { description: 'storage unreachable' } },
+        },
+      },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition format' } } } },
     },
   };

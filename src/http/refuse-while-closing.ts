@@ -18,8 +18,13 @@ export function refuseWhileClosing(state: ClosingState) {
       done();
       return;
     }
-    done(new GatewayError('The gateway is shutting down; retry on another instance or shortly.', {
-      status: 503, type: 'service_unavailable', code: 'shutting_down', headers: { 'retry-after': '1' },
-    }));
+    done(
+      new GatewayError('The gateway is shutting down; retry on another instance or shortly.', {
+        status: 503,
+        type: 'service_unavailable',
+        code: 'shutting_down',
+        headers: { 'retry-after': '1' },
+      }),
+    );
   };
 }

@@ -24,10 +24,13 @@ export class SseWriter {
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
     this.headers = headers;
-    this.keepAlive = setInterval(() => {
-      // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
-      if (performance.now() - this.lastWriteAt >= keepAliveIntervalMs) this.write(': ping\n\n');
-    }, Math.max(50, Math.floor(keepAliveIntervalMs / 3)));
+    this.keepAlive = setInterval(
+      () => {
+        // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
+        if (performance.now() - this.lastWriteAt >= keepAliveIntervalMs) this.write(': ping\n\n');
+      },
+      Math.max(50, Math.floor(keepAliveIntervalMs / 3)),
+    );
     this.keepAlive.unref();
     response.once('close', () => clearInterval(this.keepAlive));
   }

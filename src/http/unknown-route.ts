@@ -30,12 +30,23 @@ export function unknownRoutes(): UnknownRoutes {
       const path = request.url.split('?')[0];
       const methods = methodsByPath.get(path);
       if (methods === undefined) {
-        return sendError(new GatewayError(`No route for ${request.method} ${path}.`, { status: 404, type: 'not_found_error', code: 'route_not_found' }), request, reply);
+        return sendError(
+          new GatewayError(`No route for ${request.method} ${path}.`, { status: 404, type: 'not_found_error', code: 'route_not_found' }),
+          request,
+          reply,
+        );
       }
       const allow = [...methods].sort().join(', ');
-      return sendError(new GatewayError(`${path} does not accept ${request.method}; it accepts ${allow}.`, {
-        status: 405, type: 'invalid_request_error', code: 'method_not_allowed', headers: { allow },
-      }), request, reply);
+      return sendError(
+        new GatewayError(`${path} does not accept ${request.method}; it accepts ${allow}.`, {
+          status: 405,
+          type: 'invalid_request_error',
+          code: 'method_not_allowed',
+          headers: { allow },
+        }),
+        request,
+        reply,
+      );
     },
   };
 }

@@ -5,8 +5,7 @@ import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
 import { invalidRequest, storageUnavailable } from '../errors/gateway-error.js';
 import { callerOf } from './api-key-auth.js';
 
-const isoInstant = (param: string) =>
-  z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` });
+const isoInstant = (param: string) => z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` });
 
 export const usageQuerySchema = z.strictObject({
   since: isoInstant('since').optional(),
@@ -39,10 +38,37 @@ export function parseUsageQuery(query: unknown): ParsedUsageQuery {
 }
 
 export function usageToCsv(report: UsageReport, groupBy: UsageGroupBy | undefined): string {
-  const header = [groupBy ?? 'group', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cached_tokens', 'reasoning_tokens', 'estimated_requests'];
-  const rows = (groupBy ? report.groups : []).map((group) => [group.group ?? '', group.requests, group.promptTokens, group.completionTokens, group.totalTokens, group.cachedTokens, group.reasoningTokens, group.estimatedRequests]);
+  const header = [
+    groupBy ?? 'group',
+    'requests',
+    'prompt_tokens',
+    'completion_tokens',
+    'total_tokens',
+    'cached_tokens',
+    'reasoning_tokens',
+    'estimated_requests',
+  ];
+  const rows = (groupBy ? report.groups : []).map((group) => [
+    group.group ?? '',
+    group.requests,
+    group.promptTokens,
+    group.completionTokens,
+    group.totalTokens,
+    group.cachedTokens,
+    group.reasoningTokens,
+    group.estimatedRequests,
+  ]);
   const totals = report.totals;
-  rows.push(['total', totals.requests, totals.promptTokens, totals.completionTokens, totals.totalTokens, totals.cachedTokens, totals.reasoningTokens, totals.estimatedRequests]);
+  rows.push([
+    'total',
+    totals.requests,
+    totals.promptTokens,
+    totals.completionTokens,
+    totals.totalTokens,
+    totals.cachedTokens,
+    totals.reasoningTokens,
+    totals.estimatedRequests,
+  ]);
   return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\n') + '\n';
 }
 
@@ -76,8 +102,9 @@ export function registerUsageRoute(app: FastifyInstance, storage: Storage): void
   app.get('/v5/usage', async (request, reply) => {
     const query = parseUsageQuery(request.query);
     const accountId = callerOf(request).account.id;
-    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy })
-      .catch((error: unknown) => { throw storageUnavailable(error); });
+    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy }).catch((error: unknown) => {
+      throw storageUnavailable(error);
+    });
     if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
     return usageToJson(accountId, query, report);
   });

@@ -35,7 +35,8 @@ export function resolveLogitBias(model: LocalNgramModel, bias: Iterable<readonly
     let index = model.indexOf(id);
     if (index < 0) {
       if (value < 0) continue;
-      if (outsideTokens.length === MAX_OUTSIDE_TOKENS) throw new RangeError(`logit_bias lifts more than ${MAX_OUTSIDE_TOKENS} ids outside the model's vocabulary`);
+      if (outsideTokens.length === MAX_OUTSIDE_TOKENS)
+        throw new RangeError(`logit_bias lifts more than ${MAX_OUTSIDE_TOKENS} ids outside the model's vocabulary`);
       index = model.vocabularySize + outsideTokens.length;
       outsideTokens.push(id);
     }

@@ -20,7 +20,14 @@ import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_OUTSIDE_TOKENS } from './logit-bias.js';
-import { isLocalModelCached, loadCachedLocalModel, loadOrTrainLocalModel, locateLocalModel, type LoadedLocalModel, type LocalModelLocation } from './model-store.js';
+import {
+  isLocalModelCached,
+  loadCachedLocalModel,
+  loadOrTrainLocalModel,
+  locateLocalModel,
+  type LoadedLocalModel,
+  type LocalModelLocation,
+} from './model-store.js';
 import { LocalNgramModel } from './ngram-model.js';
 import { LocalTokenTexts } from './token-text.js';
 import { LocalWorkspacePool } from './workspace.js';

@@ -111,13 +111,13 @@ export class LocalTemperedNodes {
     let listWeight = 0;
     for (let index = start; index < end; index++) {
       const ratio = max > 0 ? sortedBase[index] / max : 0;
-      sum += inverse === 1 ? ratio : Math.pow(ratio, inverse);
+      sum += inverse === 1 ? ratio : ratio ** inverse;
       this.cumulative[index] = sum;
       listWeight += weights[sortedTokens[index]];
     }
     this.restWeight[node] = Math.max(this.table.total - listWeight, 0);
     const restRatio = max > 0 ? (this.model.gammas[0][node] * this.table.unigramMax) / max : 0;
-    this.restScale[node] = inverse === 1 ? restRatio : Math.pow(restRatio, inverse);
+    this.restScale[node] = inverse === 1 ? restRatio : restRatio ** inverse;
     this.ready[node] = 1;
   }
 }

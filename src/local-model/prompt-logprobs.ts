@@ -10,7 +10,13 @@ import { tokenString, type LocalTokenTexts } from './token-text.js';
 import type { LocalWorkspace } from './workspace.js';
 
 /** Scores `tokens` (cl100k ids) with `count` alternatives each (0–5). */
-export function promptLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, workspace: LocalWorkspace, tokens: readonly number[], count: number): ScoredToken[] {
+export function promptLogprobs(
+  model: LocalNgramModel,
+  texts: LocalTokenTexts,
+  workspace: LocalWorkspace,
+  tokens: readonly number[],
+  count: number,
+): ScoredToken[] {
   const entries: ScoredToken[] = [];
   const history = historyAfter(model, []);
   const nodes = new Int32Array(model.order - 1);

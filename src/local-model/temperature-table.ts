@@ -38,7 +38,7 @@ export function temperatureTable(model: LocalNgramModel, inverseTemperature: num
   let total = 0;
   for (let token = 0; token < unigram.length; token++) {
     const ratio = unigram[token] / unigramMax;
-    weights[token] = inverseTemperature === 1 ? ratio : Math.pow(ratio, inverseTemperature);
+    weights[token] = inverseTemperature === 1 ? ratio : ratio ** inverseTemperature;
     cumulative[token] = total += weights[token];
   }
   const table = { inverseTemperature, unigramMax, weights, cumulative, total };

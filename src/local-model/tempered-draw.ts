@@ -108,7 +108,7 @@ export class LocalTemperedDraw {
       }
     }
     const scaleBase = step.betaOne * baseMax * inverseReference;
-    this.scale = inverse === 1 ? scaleBase : Math.pow(scaleBase, inverse);
+    this.scale = inverse === 1 ? scaleBase : scaleBase ** inverse;
     const streamMass = this.scale * Math.max(this.listTotal + this.restScale * this.restWeight - baseSum, 0);
 
     if (topP < 1) return this.sampleNucleus(random, topP * (total + streamMass));

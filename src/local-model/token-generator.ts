@@ -84,7 +84,10 @@ export class LocalTokenGenerator {
     model.findNodes(this.history, nodes);
     const token = sampler.next(nodes, this.random);
     const logprob = this.wantsProbability ? logOf(sampler.modelProbability(nodes, token)) : 0;
-    const alternatives = this.alternatives > 0 ? logprobRecord(this.texts, this.topTokens, this.topProbabilities, sampler.top(nodes, this.alternatives, this.topTokens, this.topProbabilities)) : null;
+    const alternatives =
+      this.alternatives > 0
+        ? logprobRecord(this.texts, this.topTokens, this.topProbabilities, sampler.top(nodes, this.alternatives, this.topTokens, this.topProbabilities))
+        : null;
     if (token === model.endOfText) return { ended: true, text: null, tokenText: this.texts.strings[token], logprob, alternatives };
     sampler.record(token);
     if (token < model.vocabularySize) {

@@ -45,7 +45,10 @@ export function createClusterMetricsWorker(registry: Registry): ClusterMetricsWo
         waiting.set(id, settle);
         const request: ScrapeRequest = { type: 'tollgate-metrics-scrape', id };
         if (!process.connected || !process.send) settle(null);
-        else process.send(request, undefined, {}, (error: Error | null) => { if (error) settle(null); });
+        else
+          process.send(request, undefined, {}, (error: Error | null) => {
+            if (error) settle(null);
+          });
       });
       if (answer?.text === undefined) throw metricsUnavailable(answer?.error);
       return answer.text;
@@ -61,6 +64,9 @@ function ignoreClosedChannel(): void {}
 function metricsUnavailable(reason: string | undefined): GatewayError {
   const why = reason ? `: ${reason}` : ': the primary process did not answer in time';
   return new GatewayError(`The cluster's metrics could not be gathered${why}. Scrape again.`, {
-    status: 503, type: 'service_unavailable', code: 'metrics_unavailable', headers: { 'retry-after': '1' },
+    status: 503,
+    type: 'service_unavailable',
+    code: 'metrics_unavailable',
+    headers: { 'retry-after': '1' },
   });
 }

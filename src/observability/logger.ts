@@ -93,7 +93,11 @@ class StdoutBatches {
     const now = Date.now();
     if (this.droppedBytes > 0 && now - this.droppedReportedAt >= 60_000) {
       this.droppedReportedAt = now;
-      try { writeSync(2, `tollgate: stdout is not being read; ${this.droppedBytes} bytes of log lines dropped\n`); } catch { /* stderr gone too */ }
+      try {
+        writeSync(2, `tollgate: stdout is not being read; ${this.droppedBytes} bytes of log lines dropped\n`);
+      } catch {
+        /* stderr gone too */
+      }
       this.droppedBytes = 0;
     }
   }

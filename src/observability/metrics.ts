@@ -50,9 +50,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
-  const upstreamLatency = new Histogram({ name: 'tollgate_upstream_latency_seconds', help: 'Upstream time to response headers, by vendor and status (or error code).', labelNames: ['vendor', 'outcome'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers });
-  const upstreamErrors = new Counter({ name: 'tollgate_upstream_errors_total', help: 'Upstream calls that failed, by vendor and status or error code.', labelNames: ['vendor', 'code'], registers });
-  const upstreamRetries = new Counter({ name: 'tollgate_upstream_retries_total', help: 'Upstream calls retried, by vendor.', labelNames: ['vendor'], registers });
+  const upstreamLatency = new Histogram({
+    name: 'tollgate_upstream_latency_seconds',
+    help: 'Upstream time to response headers, by vendor and status (or error code).',
+    labelNames: ['vendor', 'outcome'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const upstreamErrors = new Counter({
+    name: 'tollgate_upstream_errors_total',
+    help: 'Upstream calls that failed, by vendor and status or error code.',
+    labelNames: ['vendor', 'code'],
+    registers,
+  });
+  const upstreamRetries = new Counter({
+    name: 'tollgate_upstream_retries_total',
+    help: 'Upstream calls retried, by vendor.',
+    labelNames: ['vendor'],
+    registers,
+  });
   const stopListening = listenToUpstream({
     call(vendor, seconds, outcome) {
       upstreamLatency.labels(vendor, outcome).observe(seconds);
@@ -81,16 +97,48 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     scrape: cluster ? cluster.scrape : () => registry.metrics(),
     contentType: registry.contentType,
     modelLabel: (model) => (models.has(model) ? model : UNKNOWN_MODEL_LABEL),
-    requests: new Counter({ name: 'tollgate_requests_total', help: 'Completion requests by vendor, model and HTTP status.', labelNames: ['vendor', 'model', 'status'], registers }),
-    tokens: new Counter({ name: 'tollgate_tokens_total', help: 'Metered tokens by account, model and kind (prompt|completion).', labelNames: ['account', 'model', 'kind'], registers }),
-    latency: new Histogram({ name: 'tollgate_request_duration_seconds', help: 'Total request latency.', labelNames: ['vendor', 'stream'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers }),
-    timeToFirstByte: new Histogram({ name: 'tollgate_time_to_first_token_seconds', help: 'Time from request to first generated token.', labelNames: ['vendor'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers }),
+    requests: new Counter({
+      name: 'tollgate_requests_total',
+      help: 'Completion requests by vendor, model and HTTP status.',
+      labelNames: ['vendor', 'model', 'status'],
+      registers,
+    }),
+    tokens: new Counter({
+      name: 'tollgate_tokens_total',
+      help: 'Metered tokens by account, model and kind (prompt|completion).',
+      labelNames: ['account', 'model', 'kind'],
+      registers,
+    }),
+    latency: new Histogram({
+      name: 'tollgate_request_duration_seconds',
+      help: 'Total request latency.',
+      labelNames: ['vendor', 'stream'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    timeToFirstByte: new Histogram({
+      name: 'tollgate_time_to_first_token_seconds',
+      help: 'Time from request to first generated token.',
+      labelNames: ['vendor'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
     inFlightStreams: new Gauge({ name: 'tollgate_in_flight_streams', help: 'Streams currently open.', registers }),
-    ledgerWrite: new Histogram({ name: 'tollgate_ledger_write_seconds', help: 'Ledger write latency.', buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1], registers }),
+    ledgerWrite: new Histogram({
+      name: 'tollgate_ledger_write_seconds',
+      help: 'Ledger write latency.',
+      buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
+      registers,
+    }),
     upstreamLatency,
     upstreamErrors,
     upstreamRetries,
-    gatewayOverhead: new Histogram({ name: 'tollgate_gateway_overhead_seconds', help: 'Time the gateway spends before the vendor call (auth, validation, routing, admission).', buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05], registers }),
+    gatewayOverhead: new Histogram({
+      name: 'tollgate_gateway_overhead_seconds',
+      help: 'Time the gateway spends before the vendor call (auth, validation, routing, admission).',
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
+      registers,
+    }),
     close() {
       stopListening();
       cluster?.close();

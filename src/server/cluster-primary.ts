@@ -13,7 +13,11 @@ import { serveCounters } from '../usage/primary-counter-store.js';
 import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
 import { exitAfterRelays, relayWorkerOutput } from './relay-worker-output.js';
 
-interface ListeningMessage { type: 'tollgate-listening'; url: string; firstModel: string | null }
+interface ListeningMessage {
+  type: 'tollgate-listening';
+  url: string;
+  firstModel: string | null;
+}
 
 /**
  * Set by the primary in each worker's environment: '1' for the one worker that runs the SQLite
@@ -45,7 +49,10 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
     const checkpoints = checkpointer === null;
     const worker = cluster.fork({ TOLLGATE_WORKER: '1', [CHECKPOINTS_VARIABLE]: checkpoints ? '1' : '0' });
     if (checkpoints) checkpointer = worker.id;
-    for (const [source, target] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
+    for (const [source, target] of [
+      [worker.process.stdout, process.stdout],
+      [worker.process.stderr, process.stderr],
+    ] as const) {
       if (!source) continue;
       const relay = relayWorkerOutput(source, target);
       relays.add(relay);
@@ -99,7 +106,10 @@ export function attachWorker(url: string, firstModel: string | null, stop: () =>
   const drain = () => {
     if (stopping) return;
     stopping = true;
-    stop().then(() => leave(0), () => leave(1));
+    stop().then(
+      () => leave(0),
+      () => leave(1),
+    );
   };
   process.on('message', (message: { type?: string }) => {
     if (message?.type === 'tollgate-shutdown') drain();

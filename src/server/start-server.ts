@@ -64,17 +64,18 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     }
   }
   let stopping: Promise<void> | null = null;
-  const stop = () => (stopping ??= (async () => {
-    const deadline = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
-    deadline.unref();
-    await server.close();
-    clearTimeout(deadline);
-    // Streams cut at the deadline settle their ledger records asynchronously: wait for them.
-    await pipeline.drain(5_000);
-    await registry.close();
-    await admission.close();
-    await storage.close();
-    logger.flush();
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      const deadline = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
+      deadline.unref();
+      await server.close();
+      clearTimeout(deadline);
+      // Streams cut at the deadline settle their ledger records asynchronously: wait for them.
+      await pipeline.drain(5_000);
+      await registry.close();
+      await admission.close();
+      await storage.close();
+      logger.flush();
+    })());
   return { url, port, storage, registry, logger, bootstrapped, stop };
 }

@@ -23,9 +23,24 @@ export interface UsageRow {
 }
 
 export const usageColumns = [
-  'request_id', 'account_id', 'key_id', 'model', 'vendor', 'prompt_tokens', 'completion_tokens', 'total_tokens',
-  'cached_tokens', 'reasoning_tokens', 'estimated', 'stream', 'outcome', 'status', 'error_code', 'latency_ms',
-  'ttft_ms', 'created_at',
+  'request_id',
+  'account_id',
+  'key_id',
+  'model',
+  'vendor',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'estimated',
+  'stream',
+  'outcome',
+  'status',
+  'error_code',
+  'latency_ms',
+  'ttft_ms',
+  'created_at',
 ] as const;
 
 /** A NUL character, which PostgreSQL's text cannot hold (SQLite's can). */
@@ -37,9 +52,24 @@ export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unk
   // as U+FFFD on both backends, so the record is written everywhere and reads back the same.
   const model = record.model.includes('\u0000') ? record.model.replace(nul, '\uFFFD') : record.model;
   return [
-    record.requestId, record.accountId, record.keyId, model, record.vendor, record.promptTokens,
-    record.completionTokens, record.totalTokens, record.cachedTokens, record.reasoningTokens, flag(record.estimated),
-    flag(record.stream), record.outcome, record.status, record.errorCode, record.latencyMs, record.ttftMs, record.createdAt,
+    record.requestId,
+    record.accountId,
+    record.keyId,
+    model,
+    record.vendor,
+    record.promptTokens,
+    record.completionTokens,
+    record.totalTokens,
+    record.cachedTokens,
+    record.reasoningTokens,
+    flag(record.estimated),
+    flag(record.stream),
+    record.outcome,
+    record.status,
+    record.errorCode,
+    record.latencyMs,
+    record.ttftMs,
+    record.createdAt,
   ];
 }
 

@@ -36,8 +36,10 @@ export class PolicyCache {
     let byKey = this.entries.get(accountId);
     const cached = byKey?.get(keyId);
     if (cached && now - cached.at < this.ttlMs) return cached.policies;
-    const policies = Promise.all([this.storage.getBudgets(accountId, keyId), this.storage.getRateLimits(accountId, keyId)])
-      .then(([budgets, limits]) => ({ budgets, limits }));
+    const policies = Promise.all([this.storage.getBudgets(accountId, keyId), this.storage.getRateLimits(accountId, keyId)]).then(([budgets, limits]) => ({
+      budgets,
+      limits,
+    }));
     if (this.ttlMs <= 0) return policies;
     if (this.size >= 100_000) {
       this.invalidate();

@@ -4,7 +4,7 @@
  * still enforce one limit, never N times it.
  */
 import type { Worker } from 'node:cluster';
-import { MemoryCounterStore, type CounterChange, type CounterReservation, type CounterStore, type ReserveResult } from './counter-store.js';
+import type { MemoryCounterStore, CounterChange, CounterReservation, CounterStore, ReserveResult } from './counter-store.js';
 
 type Operation =
   | { op: 'reserve'; items: CounterReservation[]; now: number }
@@ -12,8 +12,17 @@ type Operation =
   | { op: 'seed'; key: string; value: number; expiresAt: number | null }
   | { op: 'has'; key: string };
 
-interface Request { type: 'tollgate-counter'; id: number; operation: Operation }
-interface Reply { type: 'tollgate-counter-reply'; id: number; result?: unknown; error?: string }
+interface Request {
+  type: 'tollgate-counter';
+  id: number;
+  operation: Operation;
+}
+interface Reply {
+  type: 'tollgate-counter-reply';
+  id: number;
+  result?: unknown;
+  error?: string;
+}
 
 interface Waiter {
   resolve: (value: unknown) => void;

@@ -45,7 +45,11 @@ export class QuotaAdmission implements Admission {
       // Without the counters we cannot tell whether the request is within its limits: refuse, never run unmetered.
       this.logger.warn({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'admission state unavailable');
       throw new GatewayError('Rate-limit and budget state is unavailable right now; retry shortly.', {
-        status: 503, type: 'service_unavailable', code: 'quota_state_unavailable', headers: { 'retry-after': '1' }, cause: error,
+        status: 503,
+        type: 'service_unavailable',
+        code: 'quota_state_unavailable',
+        headers: { 'retry-after': '1' },
+        cause: error,
       });
     }
   }
@@ -74,7 +78,10 @@ export class QuotaAdmission implements Admission {
       }
       reserved.push({ kind: 'budget', tokens: request.maxTokens, item: { key, amount: request.maxTokens, limit: budget.tokens, expiresAt: window.endsAt } });
     }
-    const result = await this.counters.tryReserve(reserved.map((entry) => entry.item), now);
+    const result = await this.counters.tryReserve(
+      reserved.map((entry) => entry.item),
+      now,
+    );
     if (!result.ok) throw this.refusal(reserved[result.index], result.value, request.maxTokens, now);
     const headers = rateLimitHeaders(reserved, result.values);
     let settled = false;
@@ -91,7 +98,10 @@ export class QuotaAdmission implements Admission {
           await this.counters.add(corrections, Date.now());
         } catch (error) {
           // The ledger stays exact; only the counters are off until they expire or are re-seeded.
-          this.logger.error({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'could not settle quota counters');
+          this.logger.error(
+            { requestId: request.requestId, completionId: request.completionId, err: (error as Error).message },
+            'could not settle quota counters',
+          );
         }
       },
     };
@@ -103,28 +113,47 @@ export class QuotaAdmission implements Admission {
       const remaining = Math.max(0, limit - value);
       // Waiting helps only when the budget resets and this request fits a whole period of it.
       if (expiresAt === null || wanted > limit) {
-        const why = wanted > limit ? `more than the whole budget of ${limit} tokens, so it can never pass` : `but the total budget, which never resets, has ${remaining} of ${limit} left`;
+        const why =
+          wanted > limit
+            ? `more than the whole budget of ${limit} tokens, so it can never pass`
+            : `but the total budget, which never resets, has ${remaining} of ${limit} left`;
         return new GatewayError(`This request could use up to ${wanted} tokens, ${why}. Lower max_tokens, n or best_of, or raise the budget.`, {
-          status: 429, type: 'insufficient_quota', code: 'insufficient_quota', retryable: false,
+          status: 429,
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          retryable: false,
         });
       }
       return new GatewayError(
         `This request could use up to ${wanted} tokens, but the token budget has ${remaining} of ${limit} left for this period. Lower max_tokens, n or best_of, or raise the budget.`,
         {
-          status: 429, type: 'insufficient_quota', code: 'insufficient_quota', retryable: true,
+          status: 429,
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          retryable: true,
           headers: { 'retry-after': String(Math.max(1, Math.ceil((expiresAt - now) / 1000))) },
         },
       );
     }
     const what = entry.kind === 'requests' ? 'requests' : 'tokens';
     const { limit, amount } = entry.item;
-    const rateHeaders = { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)), [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item) };
+    const rateHeaders = {
+      [`x-ratelimit-limit-${what}`]: String(limit),
+      [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)),
+      [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item),
+    };
     // The bucket refills continuously: retry once enough of it has drained for this request.
     const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs! / 1000));
-    return new GatewayError(`Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`, {
-      status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded',
-      retryable: true, headers: { 'retry-after': String(retrySeconds), ...rateHeaders },
-    });
+    return new GatewayError(
+      `Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`,
+      {
+        status: 429,
+        type: 'rate_limit_error',
+        code: 'rate_limit_exceeded',
+        retryable: true,
+        headers: { 'retry-after': String(retrySeconds), ...rateHeaders },
+      },
+    );
   }
 
   async close(): Promise<void> {
@@ -134,12 +163,16 @@ export class QuotaAdmission implements Admission {
 
 function neverPasses(entry: Reserved): GatewayError {
   const { limit, amount } = entry.item;
-  const message = entry.kind === 'requests'
-    ? `The rate limit here is ${limit} requests per minute: no request can pass until an administrator raises it.`
-    : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
+  const message =
+    entry.kind === 'requests'
+      ? `The rate limit here is ${limit} requests per minute: no request can pass until an administrator raises it.`
+      : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
   const what = entry.kind === 'requests' ? 'requests' : 'tokens';
   return new GatewayError(message, {
-    status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded', retryable: false,
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'rate_limit_exceeded',
+    retryable: false,
     headers: { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: '0' },
   });
 }

@@ -35,7 +35,9 @@ export function createVendorRegistry(adapters: VendorAdapter[], disabled: Readon
       if (!adapter) {
         const hint = disabled.get(vendor);
         if (hint) throw modelNotFound(`The model '${truncate(modelString)}' is not available: ${hint}`);
-        throw modelNotFound(`The model '${truncate(modelString)}' does not exist: there is no vendor '${truncate(vendor)}'. Offered vendors: ${[...byName.keys()].join(', ') || 'none'}.`);
+        throw modelNotFound(
+          `The model '${truncate(modelString)}' does not exist: there is no vendor '${truncate(vendor)}'. Offered vendors: ${[...byName.keys()].join(', ') || 'none'}.`,
+        );
       }
       const model = adapter.resolveModel(name);
       if (!model) {

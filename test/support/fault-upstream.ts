@@ -34,15 +34,40 @@ export interface FaultRequest {
 }
 
 const completionChunk = (text: string, finish: string | null = null) =>
-  JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] });
-const usageChunk = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
-const completionJson = JSON.stringify({ id: 'cmpl-fault', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'Hello world', index: 0, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
+  JSON.stringify({
+    id: 'cmpl-fault',
+    object: 'text_completion',
+    created: 1,
+    model: 'gpt-3.5-turbo-instruct',
+    choices: [{ text, index: 0, logprobs: null, finish_reason: finish }],
+  });
+const usageChunk = JSON.stringify({
+  id: 'cmpl-fault',
+  object: 'text_completion',
+  created: 1,
+  model: 'gpt-3.5-turbo-instruct',
+  choices: [],
+  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+});
+const completionJson = JSON.stringify({
+  id: 'cmpl-fault',
+  object: 'text_completion',
+  created: 1,
+  model: 'gpt-3.5-turbo-instruct',
+  choices: [{ text: 'Hello world', index: 0, logprobs: null, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+});
 
 const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const jsonHeaders = { 'content-type': 'application/json' };
 
 /** The SSE body of a healthy two-chunk completion. */
-export const healthyStream = [`data: ${completionChunk('Hello')}\n\n`, `data: ${completionChunk(' world', 'stop')}\n\n`, `data: ${usageChunk}\n\n`, 'data: [DONE]\n\n'].join('');
+export const healthyStream = [
+  `data: ${completionChunk('Hello')}\n\n`,
+  `data: ${completionChunk(' world', 'stop')}\n\n`,
+  `data: ${usageChunk}\n\n`,
+  'data: [DONE]\n\n',
+].join('');
 
 export class FaultUpstream {
   fault: Fault = 'ok';

@@ -13,20 +13,34 @@ export interface GatewayProcess {
 }
 
 export async function spawnGateway(env: Record<string, string>, args: string[] = ['serve'], timeoutMs = 30_000): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk) => { out += chunk; });
-  child.stderr!.on('data', (chunk) => { err += chunk; });
+  child.stdout!.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    err += chunk;
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start in time:\n${out}\n${err}`)), timeoutMs);
     const check = () => {
       const match = /Tollgate listening on (http:\/\/\S+)/.exec(out);
-      if (match) { clearTimeout(timer); child.stdout!.off('data', check); resolve(match[1]); }
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve(match[1]);
+      }
     };
     child.stdout!.on('data', check);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`gateway exited with ${code}:\n${out}\n${err}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code}:\n${out}\n${err}`));
+    });
   });
   return { child, url, stdout: () => out, exited };
 }

@@ -82,11 +82,16 @@ export async function collect(adapter: VendorAdapter, generation: GenerationRequ
 }
 
 /** Collects until the iterator throws; returns what came before and the error. */
-export async function collectUntilError(adapter: VendorAdapter, generation: GenerationRequest, signal = new AbortController().signal): Promise<{ parts: CollectedPart[]; error: any }> {
+export async function collectUntilError(
+  adapter: VendorAdapter,
+  generation: GenerationRequest,
+  signal = new AbortController().signal,
+): Promise<{ parts: CollectedPart[]; error: any }> {
   const parts: CollectedPart[] = [];
   const reportUsage = (usage: Usage) => parts.push({ type: 'usage', usage });
   try {
-    for await (const batch of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test', reportUsage })) parts.push(...batch);
+    for await (const batch of adapter.stream(generation, modelOf(adapter, generation.model), { signal, requestId: 'req_test', reportUsage }))
+      parts.push(...batch);
   } catch (error) {
     return { parts, error };
   }
@@ -94,7 +99,10 @@ export async function collectUntilError(adapter: VendorAdapter, generation: Gene
 }
 
 export function textOf(parts: CollectedPart[], choice = 0): string {
-  return parts.filter((part): part is Extract<StreamPart, { type: 'text-delta' }> => part.type === 'text-delta' && part.choice === choice).map((part) => part.text).join('');
+  return parts
+    .filter((part): part is Extract<StreamPart, { type: 'text-delta' }> => part.type === 'text-delta' && part.choice === choice)
+    .map((part) => part.text)
+    .join('');
 }
 
 export function finishes(parts: CollectedPart[]): Record<number, string> {

@@ -89,7 +89,14 @@ export class MockUpstream {
       let settle: (early: boolean) => void = () => undefined;
       const closedEarly = new Promise<boolean>((resolve) => (settle = resolve));
       response.on('close', () => settle(!response.writableFinished));
-      const recorded: RecordedRequest = { method: request.method ?? '', url: request.url ?? '', headers: request.headers, body, remotePort: request.socket.remotePort, closedEarly };
+      const recorded: RecordedRequest = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        body,
+        remotePort: request.socket.remotePort,
+        closedEarly,
+      };
       this.requests.push(recorded);
       this.play(this.replies.shift() ?? this.fallback, request, response, recorded);
     });

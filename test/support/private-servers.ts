@@ -93,13 +93,27 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
   const server: PrivateServer = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async start() {
-      asPostgres([join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-l', join(dir, 'log'), '-w', 'start']);
+      asPostgres([
+        join(bin, 'pg_ctl'),
+        '-D',
+        join(dir, 'data'),
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+        '-l',
+        join(dir, 'log'),
+        '-w',
+        'start',
+      ]);
     },
     async stop() {
       asPostgres([join(bin, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']);
     },
     async destroy() {
-      try { await server.stop(); } catch { /* already stopped */ }
+      try {
+        await server.stop();
+      } catch {
+        /* already stopped */
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -30,7 +30,11 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
       for (const line of String(chunk).split('\n')) {
         if (!line) continue;
         rawLogs.push(line);
-        try { logs.push(JSON.parse(line)); } catch { /* not JSON: kept in rawLogs */ }
+        try {
+          logs.push(JSON.parse(line));
+        } catch {
+          /* not JSON: kept in rawLogs */
+        }
       }
       callback();
     },
@@ -61,7 +65,13 @@ export interface JsonResponse {
 }
 
 /** POST JSON (or any body) with the gateway's key unless headers override it; `timeoutMs` fails the call (AbortError) instead of letting a hung response hang the test. */
-export async function post(gateway: TestGateway, path: string, body: unknown, headers: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<JsonResponse> {
+export async function post(
+  gateway: TestGateway,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  options: { timeoutMs?: number } = {},
+): Promise<JsonResponse> {
   const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, ...headers },
@@ -70,7 +80,11 @@ export async function post(gateway: TestGateway, path: string, body: unknown, he
   });
   const text = await response.text();
   let parsed: unknown = null;
-  try { parsed = JSON.parse(text); } catch { /* SSE or plain text */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* SSE or plain text */
+  }
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
@@ -78,7 +92,11 @@ export async function get(gateway: TestGateway, path: string, headers: Record<st
   const response = await fetch(`${gateway.url}${path}`, { headers: { 'x-api-key': gateway.key, ...headers } });
   const text = await response.text();
   let parsed: unknown = null;
-  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 

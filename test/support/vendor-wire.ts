@@ -45,7 +45,10 @@ export const openaiCompletions: WireFormat = {
   reportsPromptEarly: false,
   json: (answer) => ({
     json: {
-      id: 'cmpl-up', object: 'text_completion', created: 1, model: 'm',
+      id: 'cmpl-up',
+      object: 'text_completion',
+      created: 1,
+      model: 'm',
       choices: answer.texts.map((text, index) => ({ text, index, logprobs: null, finish_reason: 'stop' })),
       ...(answer.usage ? { usage: openaiUsage(answer.usage) } : {}),
     },
@@ -71,7 +74,10 @@ export const openaiChat: WireFormat = {
   reportsPromptEarly: false,
   json: (answer) => ({
     json: {
-      id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'm',
+      id: 'chatcmpl-up',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
       choices: answer.texts.map((text, index) => ({ index, message: { role: 'assistant', content: text }, finish_reason: 'stop' })),
       ...(answer.usage ? { usage: openaiUsage(answer.usage) } : {}),
     },
@@ -80,7 +86,9 @@ export const openaiChat: WireFormat = {
     chunks: [
       ...answer.texts.flatMap((text, index) => pieces(text).map((piece) => sse(chatChunk(index, piece, null)))),
       ...answer.texts.map((_, index) => sse(chatChunk(index, null, 'stop'))),
-      ...(answer.usage ? [sse({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: openaiUsage(answer.usage) })] : []),
+      ...(answer.usage
+        ? [sse({ id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: openaiUsage(answer.usage) })]
+        : []),
       'data: [DONE]\n\n',
     ],
   }),
@@ -89,11 +97,30 @@ export const openaiChat: WireFormat = {
 };
 
 function chatChunk(index: number, content: string | null, finish: string | null) {
-  return { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index, delta: content === null ? {} : { content }, finish_reason: finish }] };
+  return {
+    id: 'chatcmpl-up',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index, delta: content === null ? {} : { content }, finish_reason: finish }],
+  };
 }
 
 const anthropicStart = (usage: Billed | null) =>
-  sse({ type: 'message_start', message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'm', content: [], usage: usage ? { input_tokens: usage.prompt, output_tokens: 1 } : {} } }, 'message_start');
+  sse(
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'm',
+        content: [],
+        usage: usage ? { input_tokens: usage.prompt, output_tokens: 1 } : {},
+      },
+    },
+    'message_start',
+  );
 const anthropicDelta = (text: string) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta');
 
 export const anthropicMessages: WireFormat = {
@@ -101,7 +128,10 @@ export const anthropicMessages: WireFormat = {
   reportsPromptEarly: true,
   json: (answer) => ({
     json: {
-      id: 'msg_up', type: 'message', role: 'assistant', model: 'm',
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
       content: [{ type: 'text', text: answer.texts[0] }],
       stop_reason: answer.stopped ? 'stop_sequence' : 'end_turn',
       usage: answer.usage ? { input_tokens: answer.usage.prompt, output_tokens: answer.usage.completion } : {},
@@ -113,7 +143,14 @@ export const anthropicMessages: WireFormat = {
       sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
       ...pieces(answer.texts[0]).map(anthropicDelta),
       sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-      sse({ type: 'message_delta', delta: { stop_reason: answer.stopped ? 'stop_sequence' : 'end_turn' }, usage: answer.usage ? { output_tokens: answer.usage.completion } : {} }, 'message_delta'),
+      sse(
+        {
+          type: 'message_delta',
+          delta: { stop_reason: answer.stopped ? 'stop_sequence' : 'end_turn' },
+          usage: answer.usage ? { output_tokens: answer.usage.completion } : {},
+        },
+        'message_delta',
+      ),
       sse({ type: 'message_stop' }, 'message_stop'),
     ],
   }),
@@ -136,12 +173,19 @@ export const geminiGenerateContent: WireFormat = {
       chunks: parts.map((piece, index) => {
         const last = index === parts.length - 1;
         // Gemini repeats its running usage on every chunk; the prompt count comes first.
-        const usage = answer.usage ? (last ? geminiUsage(answer.usage) : { promptTokenCount: answer.usage.prompt, totalTokenCount: answer.usage.prompt }) : null;
+        const usage = answer.usage
+          ? last
+            ? geminiUsage(answer.usage)
+            : { promptTokenCount: answer.usage.prompt, totalTokenCount: answer.usage.prompt }
+          : null;
         return sse(geminiChunk(piece, last ? 'STOP' : null, usage));
       }),
     };
   },
-  breakAfterOutput: (text, usage) => ({ chunks: [sse(geminiChunk(text, null, { promptTokenCount: usage.prompt, totalTokenCount: usage.prompt }))], destroyAfter: true }),
+  breakAfterOutput: (text, usage) => ({
+    chunks: [sse(geminiChunk(text, null, { promptTokenCount: usage.prompt, totalTokenCount: usage.prompt }))],
+    destroyAfter: true,
+  }),
   hangAfterOutput: (text, usage) => ({ chunks: [sse(geminiChunk(text, null, { promptTokenCount: usage.prompt, totalTokenCount: usage.prompt }))], hang: true }),
 };
 

@@ -3,7 +3,10 @@
  * the user typed is sent as typed (no clamping), so the gateway's own validation answers.
  */
 export class FormError extends Error {
-  constructor(message: string, readonly param: string) {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
     super(message);
   }
 }
@@ -37,7 +40,10 @@ export function buildCompletionBody(form: HTMLFormElement): Record<string, unkno
     body[field] = parsed;
   }
 
-  const stops = [0, 1, 2, 3].map((index) => value(`stop_${index}`)).filter((stop) => stop !== '').map(unescapeStop);
+  const stops = [0, 1, 2, 3]
+    .map((index) => value(`stop_${index}`))
+    .filter((stop) => stop !== '')
+    .map(unescapeStop);
   if (stops.length === 1) body.stop = stops[0];
   else if (stops.length > 1) body.stop = stops;
 

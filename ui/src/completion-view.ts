@@ -35,10 +35,13 @@ const percent = (logprob: number) => `${(Math.exp(logprob) * 100).toFixed(logpro
 /** One token with its logprob and the top alternatives in its title; greener means more likely. */
 function tokenSpan(token: string, logprob: number | null | undefined, top: Record<string, number> | null | undefined): HTMLElement {
   const span = el('span', { class: 'token' }, token);
-  const lines = [`${JSON.stringify(token)}  ${logprob === null || logprob === undefined ? 'no logprob (first prompt token)' : `logprob ${logprob.toFixed(4)} (p ${percent(logprob)})`}`];
+  const lines = [
+    `${JSON.stringify(token)}  ${logprob === null || logprob === undefined ? 'no logprob (first prompt token)' : `logprob ${logprob.toFixed(4)} (p ${percent(logprob)})`}`,
+  ];
   if (top && Object.keys(top).length > 0) {
     lines.push('Top alternatives:');
-    for (const [alternative, value] of Object.entries(top).sort((a, b) => b[1] - a[1])) lines.push(`  ${JSON.stringify(alternative)}  ${value.toFixed(4)} (p ${percent(value)})`);
+    for (const [alternative, value] of Object.entries(top).sort((a, b) => b[1] - a[1]))
+      lines.push(`  ${JSON.stringify(alternative)}  ${value.toFixed(4)} (p ${percent(value)})`);
   }
   span.title = lines.join('\n');
   if (typeof logprob === 'number') {
@@ -55,8 +58,14 @@ function logprobLegend(): HTMLElement {
     mark.style.background = `hsl(${hue} 75% 48%)`;
     return mark;
   };
-  return el('div', { class: 'legend' }, el('span', null, swatch(120), 'likely'), el('span', null, swatch(40), 'less likely'),
-    el('span', null, swatch(0), 'unlikely'), el('span', null, 'Hover a token for its logprob and the top alternatives.'));
+  return el(
+    'div',
+    { class: 'legend' },
+    el('span', null, swatch(120), 'likely'),
+    el('span', null, swatch(40), 'less likely'),
+    el('span', null, swatch(0), 'unlikely'),
+    el('span', null, 'Hover a token for its logprob and the top alternatives.'),
+  );
 }
 
 export class CompletionView {
@@ -102,7 +111,9 @@ export class CompletionView {
     if (tokens && tokens.length > 0) {
       if (!this.choices.querySelector('.legend')) this.choices.prepend(logprobLegend());
       const fragment = document.createDocumentFragment();
-      tokens.forEach((token, position) => fragment.append(tokenSpan(token, choice.logprobs?.token_logprobs?.[position], choice.logprobs?.top_logprobs?.[position])));
+      tokens.forEach((token, position) =>
+        fragment.append(tokenSpan(token, choice.logprobs?.token_logprobs?.[position], choice.logprobs?.top_logprobs?.[position])),
+      );
       panel.text.append(fragment);
     } else if (choice.text) {
       panel.text.append(document.createTextNode(choice.text));
@@ -119,8 +130,13 @@ export class CompletionView {
     const item = (label: string, value: number | undefined) => el('span', null, `${label} `, el('b', null, formatInt(value)));
     this.usage.replaceChildren(
       ...(usage
-        ? [item('prompt', usage.prompt_tokens), item('completion', usage.completion_tokens), item('total', usage.total_tokens),
-          item('cached', usage.prompt_tokens_details?.cached_tokens ?? 0), item('reasoning', usage.completion_tokens_details?.reasoning_tokens ?? 0)]
+        ? [
+            item('prompt', usage.prompt_tokens),
+            item('completion', usage.completion_tokens),
+            item('total', usage.total_tokens),
+            item('cached', usage.prompt_tokens_details?.cached_tokens ?? 0),
+            item('reasoning', usage.completion_tokens_details?.reasoning_tokens ?? 0),
+          ]
         : [el('span', { class: 'muted' }, 'No usage reported (turn on include_usage to get it on a stream).')]),
       el('span', { class: 'muted' }, timing),
     );
@@ -134,7 +150,9 @@ export class CompletionView {
       error.type ? `type: ${error.type}` : null,
       `param: ${error.param ?? 'none'}`,
       error.code ? `code: ${error.code}` : null,
-    ].filter(Boolean).join(' · ');
+    ]
+      .filter(Boolean)
+      .join(' · ');
     this.error.replaceChildren(el('div', { class: 'message' }, error.message), el('div', { class: 'meta' }, meta));
     if (context) this.error.append(el('div', { class: 'meta' }, context));
     this.error.dataset.param = error.param ?? '';

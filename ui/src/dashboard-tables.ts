@@ -13,17 +13,27 @@ export function namesFor(accounts: Account[], keys: KeyInfo[]): Names {
   const short = (prefix: string) => `${prefix.slice(0, 8)}…`;
   const keyNames = new Map(keys.map((key) => [key.id, key.name ? `${key.name} (${short(key.prefix)})` : short(key.prefix)]));
   return {
-    account: (id) => (id ? accountNames.get(id) ?? id : '—'),
-    key: (id) => (id ? keyNames.get(id) ?? id : 'no key'),
+    account: (id) => (id ? (accountNames.get(id) ?? id) : '—'),
+    key: (id) => (id ? (keyNames.get(id) ?? id) : 'no key'),
   };
 }
 
 function table(id: string, headers: string[], rows: Child[][], numeric: Set<number>, empty: string): HTMLElement {
   if (rows.length === 0) return el('p', { class: 'empty', id }, empty);
-  return el('div', { class: 'table-wrap' }, el('table', { id },
-    el('thead', null, el('tr', null, ...headers.map((header, index) => el('th', { class: numeric.has(index) ? 'num' : undefined }, header)))),
-    el('tbody', null, ...rows.map((cells) => el('tr', null, ...cells.map((cell, index) => el('td', { class: numeric.has(index) ? 'num' : undefined }, cell))))),
-  ));
+  return el(
+    'div',
+    { class: 'table-wrap' },
+    el(
+      'table',
+      { id },
+      el('thead', null, el('tr', null, ...headers.map((header, index) => el('th', { class: numeric.has(index) ? 'num' : undefined }, header)))),
+      el(
+        'tbody',
+        null,
+        ...rows.map((cells) => el('tr', null, ...cells.map((cell, index) => el('td', { class: numeric.has(index) ? 'num' : undefined }, cell)))),
+      ),
+    ),
+  );
 }
 
 function meter(used: number, limit: number): HTMLElement {
@@ -37,19 +47,40 @@ export function limitsView(limits: Limits, names: Names, showAccount: boolean): 
   const scope = (accountId: string | null, keyId: string | null) =>
     keyId ? `Key ${names.key(keyId)}` : showAccount ? `Account ${names.account(accountId)}` : 'Account';
   const budgetRows = limits.budgets.map((budget) => [
-    scope(budget.account_id, budget.key_id), budget.period, formatInt(budget.tokens), formatInt(budget.used),
-    formatInt(budget.remaining), meter(budget.used, budget.tokens), budget.resets_at ? formatTime(budget.resets_at) : 'never',
+    scope(budget.account_id, budget.key_id),
+    budget.period,
+    formatInt(budget.tokens),
+    formatInt(budget.used),
+    formatInt(budget.remaining),
+    meter(budget.used, budget.tokens),
+    budget.resets_at ? formatTime(budget.resets_at) : 'never',
   ]);
   const limitRows = limits.rate_limits.map((limit) => [
     scope(limit.account_id, limit.key_id),
-    limit.rpm === null ? 'unlimited' : formatInt(limit.rpm), formatInt(limit.requests_last_minute),
-    limit.tpm === null ? 'unlimited' : formatInt(limit.tpm), formatInt(limit.tokens_last_minute),
+    limit.rpm === null ? 'unlimited' : formatInt(limit.rpm),
+    formatInt(limit.requests_last_minute),
+    limit.tpm === null ? 'unlimited' : formatInt(limit.tpm),
+    formatInt(limit.tokens_last_minute),
   ]);
-  return el('div', null,
+  return el(
+    'div',
+    null,
     el('h3', { class: 'muted', style: 'font-size:13px;margin-bottom:6px' }, 'Token budgets'),
-    table('budgets-table', ['Scope', 'Period', 'Limit', 'Used this period', 'Remaining', '', 'Resets'], budgetRows, new Set([2, 3, 4]), 'No budgets: usage is not capped.'),
+    table(
+      'budgets-table',
+      ['Scope', 'Period', 'Limit', 'Used this period', 'Remaining', '', 'Resets'],
+      budgetRows,
+      new Set([2, 3, 4]),
+      'No budgets: usage is not capped.',
+    ),
     el('h3', { class: 'muted', style: 'font-size:13px;margin:14px 0 6px' }, 'Rate limits'),
-    table('rate-limits-table', ['Scope', 'Requests / min', 'Requests, last 60 s', 'Tokens / min', 'Tokens, last 60 s'], limitRows, new Set([1, 2, 3, 4]), 'No rate limits.'),
+    table(
+      'rate-limits-table',
+      ['Scope', 'Requests / min', 'Requests, last 60 s', 'Tokens / min', 'Tokens, last 60 s'],
+      limitRows,
+      new Set([1, 2, 3, 4]),
+      'No rate limits.',
+    ),
   );
 }
 
@@ -66,7 +97,11 @@ export function recentView(records: RecentRecord[], names: Names, showAccount: b
       record.stream ? 'stream' : '—',
       formatInt(record.prompt_tokens),
       formatInt(record.completion_tokens),
-      el('span', { title: record.estimated ? 'estimated by the gateway' : 'reported by the vendor' }, `${formatInt(record.total_tokens)}${record.estimated ? '*' : ''}`),
+      el(
+        'span',
+        { title: record.estimated ? 'estimated by the gateway' : 'reported by the vendor' },
+        `${formatInt(record.total_tokens)}${record.estimated ? '*' : ''}`,
+      ),
       formatMs(record.latency_ms),
       formatMs(record.ttft_ms),
     ];

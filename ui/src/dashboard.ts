@@ -34,14 +34,25 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
   const admin = session.role === 'admin';
   const accounts: Account[] = admin ? await listAccounts(session) : [];
   const accountPicker = select('account-picker', 'Account', [['', 'All accounts'], ...accounts.map((account): [string, string] => [account.id, account.name])]);
-  const rangePicker = select('range-picker', 'Range', [['day', 'Last 14 days, daily'], ['hour', 'Last 24 hours, hourly']]);
-  const metricPicker = select('metric-picker', 'Show', [['total_tokens', 'Tokens'], ['requests', 'Requests']]);
+  const rangePicker = select('range-picker', 'Range', [
+    ['day', 'Last 14 days, daily'],
+    ['hour', 'Last 24 hours, hourly'],
+  ]);
+  const metricPicker = select('metric-picker', 'Show', [
+    ['total_tokens', 'Tokens'],
+    ['requests', 'Requests'],
+  ]);
   const refresh = el('button', { type: 'button', id: 'refresh' }, 'Refresh');
   const status = el('span', { class: 'status', id: 'dashboard-status' });
   const error = el('div', { class: 'error-box', id: 'dashboard-error' });
 
-  const stats = el('section', { class: 'stats', id: 'totals' }, ...statFields.map(([field, label]) =>
-    el('div', { class: 'stat' }, el('div', { class: 'label' }, label), el('div', { class: 'value', 'data-field': field }, '—'))));
+  const stats = el(
+    'section',
+    { class: 'stats', id: 'totals' },
+    ...statFields.map(([field, label]) =>
+      el('div', { class: 'stat' }, el('div', { class: 'label' }, label), el('div', { class: 'value', 'data-field': field }, '—')),
+    ),
+  );
   const modelCanvas = el('canvas', { id: 'chart-model', role: 'img', 'aria-label': 'Usage by model' });
   const keyCanvas = el('canvas', { id: 'chart-key', role: 'img', 'aria-label': 'Usage by key' });
   const modelTitle = el('h2', null, 'By model');
@@ -49,15 +60,19 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
   const limitsCard = el('section', { class: 'card', id: 'limits' }, el('h2', null, 'Budgets and rate limits'));
   const recentCard = el('section', { class: 'card', id: 'recent' }, el('h2', null, 'Recent requests'));
 
-  app.replaceChildren(el('div', { class: 'grid' },
-    el('div', { class: 'toolbar' }, admin ? accountPicker.wrapper : null, rangePicker.wrapper, metricPicker.wrapper, refresh, status),
-    el('div', { class: 'card', hidden: true }, error),
-    stats,
-    el('section', { class: 'card half' }, modelTitle, el('div', { class: 'chart-box' }, modelCanvas)),
-    el('section', { class: 'card half' }, keyTitle, el('div', { class: 'chart-box' }, keyCanvas)),
-    limitsCard,
-    recentCard,
-  ));
+  app.replaceChildren(
+    el(
+      'div',
+      { class: 'grid' },
+      el('div', { class: 'toolbar' }, admin ? accountPicker.wrapper : null, rangePicker.wrapper, metricPicker.wrapper, refresh, status),
+      el('div', { class: 'card', hidden: true }, error),
+      stats,
+      el('section', { class: 'card half' }, modelTitle, el('div', { class: 'chart-box' }, modelCanvas)),
+      el('section', { class: 'card half' }, keyTitle, el('div', { class: 'chart-box' }, keyCanvas)),
+      limitsCard,
+      recentCard,
+    ),
+  );
   const charts = { model: createUsageChart(modelCanvas), key: createUsageChart(keyCanvas) };
   window.tollgate = { charts, data: null };
 
@@ -71,7 +86,11 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     const unit = metric === 'requests' ? 'requests' : 'tokens';
     modelTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by model`;
     keyTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by key`;
-    updateUsageChart(charts.model, data.series, datasetsFor(data.series, 'by_model', metric, (group) => group || '(no model)'));
+    updateUsageChart(
+      charts.model,
+      data.series,
+      datasetsFor(data.series, 'by_model', metric, (group) => group || '(no model)'),
+    );
     updateUsageChart(charts.key, data.series, datasetsFor(data.series, 'by_key', metric, names.key));
     limitsCard.replaceChildren(el('h2', null, 'Budgets and rate limits'), limitsView(data.limits, names, showAccount));
     recentCard.replaceChildren(el('h2', null, 'Recent requests'), recentView(data.recent, names, showAccount));

@@ -25,9 +25,15 @@ async function fillModels(select: HTMLSelectElement, session: Session): Promise<
   const models = (await getJson<{ data: ModelEntry[] }>('/v5/models', session.key)).data;
   const groups = new Map<string, ModelEntry[]>();
   for (const model of models) groups.set(model.owned_by, [...(groups.get(model.owned_by) ?? []), model]);
-  select.replaceChildren(...[...groups.entries()].map(([owner, entries]) =>
-    el('optgroup', { label: owner === 'alias' ? 'Aliases' : owner },
-      ...entries.map((model) => el('option', { value: model.id, title: model.targets ? `→ ${model.targets.join(', ')}` : undefined }, model.id)))));
+  select.replaceChildren(
+    ...[...groups.entries()].map(([owner, entries]) =>
+      el(
+        'optgroup',
+        { label: owner === 'alias' ? 'Aliases' : owner },
+        ...entries.map((model) => el('option', { value: model.id, title: model.targets ? `→ ${model.targets.join(', ')}` : undefined }, model.id)),
+      ),
+    ),
+  );
 }
 
 function renderPlayground(app: HTMLElement, session: Session): void {
@@ -74,12 +80,15 @@ function renderPlayground(app: HTMLElement, session: Session): void {
     const started = performance.now();
     let firstChunkMs: number | null = null;
     let pings = 0;
-    const timing = () => [
-      firstChunkMs === null ? null : `first text ${formatMs(firstChunkMs)}`,
-      `elapsed ${formatMs(performance.now() - started)}`,
-      body.stream ? `${view.chunks} chunks` : null,
-      pings ? `${pings} keep-alive pings` : null,
-    ].filter(Boolean).join(' · ');
+    const timing = () =>
+      [
+        firstChunkMs === null ? null : `first text ${formatMs(firstChunkMs)}`,
+        `elapsed ${formatMs(performance.now() - started)}`,
+        body.stream ? `${view.chunks} chunks` : null,
+        pings ? `${pings} keep-alive pings` : null,
+      ]
+        .filter(Boolean)
+        .join(' · ');
     status.textContent = 'Sending…';
     form.dataset.state = 'running';
     try {
@@ -157,9 +166,14 @@ async function main(): Promise<void> {
   if (!session) session = await renderSignIn(app, 'The playground sends completions with your API key.');
   renderSessionBadge(slot, session);
   if (session.role === 'admin') {
-    app.replaceChildren(el('section', { class: 'card sign-in', id: 'admin-notice' },
-      el('h2', null, 'The playground needs an API key'),
-      el('p', null, 'You are signed in with the admin key, which can read every account but cannot send completions. Sign out and sign in with an API key.')));
+    app.replaceChildren(
+      el(
+        'section',
+        { class: 'card sign-in', id: 'admin-notice' },
+        el('h2', null, 'The playground needs an API key'),
+        el('p', null, 'You are signed in with the admin key, which can read every account but cannot send completions. Sign out and sign in with an API key.'),
+      ),
+    );
     return;
   }
   renderPlayground(app, session);

@@ -19,7 +19,9 @@ export function renderSignIn(container: HTMLElement, hint: string): Promise<Sess
     const input = el('input', { type: 'password', id: 'api-key', name: 'api-key', placeholder: 'tg_… or the admin key', autocomplete: 'off', required: true });
     const error = el('div', { class: 'error-box', id: 'sign-in-error', hidden: true });
     const button = el('button', { type: 'submit', class: 'primary' }, 'Sign in');
-    const form = el('form', { class: 'card sign-in', id: 'sign-in' },
+    const form = el(
+      'form',
+      { class: 'card sign-in', id: 'sign-in' },
       el('h2', null, 'Sign in to Tollgate'),
       el('p', null, hint),
       el('label', null, 'API key', input),

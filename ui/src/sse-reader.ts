@@ -2,9 +2,7 @@
  * Reads server-sent events from a fetch body with a ReadableStream reader. Yields comments
  * (`: ping` keep-alives) as well as events, so the page can show that the stream is alive.
  */
-export type SseItem =
-  | { kind: 'event'; event: string | null; data: string }
-  | { kind: 'comment'; text: string };
+export type SseItem = { kind: 'event'; event: string | null; data: string } | { kind: 'comment'; text: string };
 
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseItem> {
   // The DOM typings disagree on BufferSource vs Uint8Array here; the runtime types match.

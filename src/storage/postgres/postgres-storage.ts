@@ -7,16 +7,17 @@ import type pg from 'pg';
 import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../random-id.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery, UsageReport } from '../types.js';
-import {
-  rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect,
-  type AggregateRow, type UsageRow,
-} from '../usage-row.js';
+import { rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, type AggregateRow, type UsageRow } from '../usage-row.js';
 import { migratePostgres } from './postgres-migrate.js';
 import { postgresMigrations } from './postgres-migrations.js';
 import { createPostgresPool, type PostgresPoolOptions } from './postgres-pool.js';
 import { PostgresUsageBatch } from './postgres-usage-batch.js';
 
-interface AccountRow { id: string; name: string; created_at: Date }
+interface AccountRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
 
 interface KeyRow {
   id: string;
@@ -28,9 +29,19 @@ interface KeyRow {
   revoked_at: Date | null;
 }
 
-interface BudgetRow { account_id: string; key_id: string; tokens: string; period: string }
+interface BudgetRow {
+  account_id: string;
+  key_id: string;
+  tokens: string;
+  period: string;
+}
 
-interface RateLimitRow { account_id: string | null; key_id: string | null; rpm: number | null; tpm: string | null }
+interface RateLimitRow {
+  account_id: string | null;
+  key_id: string | null;
+  rpm: number | null;
+  tpm: string | null;
+}
 
 /** SQLite sorts NULL first; PostgreSQL sorts it last unless told. Days are UTC whatever the session says. */
 const groupExpressions = {
@@ -78,11 +89,22 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
       return Number(row.count);
     },
     async createKey(input) {
-      const key: ApiKey = { id: input.id, accountId: input.accountId, name: input.name, prefix: input.prefix, createdAt: new Date().toISOString(), revokedAt: null };
-      await pool.query(
-        'INSERT INTO api_keys (id, account_id, name, prefix, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-        [key.id, key.accountId, key.name, key.prefix, input.secretHash, key.createdAt],
-      );
+      const key: ApiKey = {
+        id: input.id,
+        accountId: input.accountId,
+        name: input.name,
+        prefix: input.prefix,
+        createdAt: new Date().toISOString(),
+        revokedAt: null,
+      };
+      await pool.query('INSERT INTO api_keys (id, account_id, name, prefix, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        key.id,
+        key.accountId,
+        key.name,
+        key.prefix,
+        input.secretHash,
+        key.createdAt,
+      ]);
       return key;
     },
     async getKeyWithHash(keyId) {
@@ -119,8 +141,14 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
     async sumTokens({ accountId, keyId, since }) {
       const values: unknown[] = [accountId];
       const clauses = ['account_id = $1'];
-      if (keyId) { values.push(keyId); clauses.push(`key_id = $${values.length}`); }
-      if (since) { values.push(since); clauses.push(`created_at >= $${values.length}`); }
+      if (keyId) {
+        values.push(keyId);
+        clauses.push(`key_id = $${values.length}`);
+      }
+      if (since) {
+        values.push(since);
+        clauses.push(`created_at >= $${values.length}`);
+      }
       const [row] = await rows<{ total: string }>(`SELECT COALESCE(SUM(total_tokens), 0) AS total FROM usage_records WHERE ${clauses.join(' AND ')}`, values);
       return Number(row.total);
     },
@@ -132,7 +160,10 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
       );
     },
     async getBudgets(accountId, keyId) {
-      const found = await rows<BudgetRow>("SELECT * FROM budgets WHERE account_id = $1 AND (key_id = '' OR key_id = $2) ORDER BY key_id", [accountId, keyId ?? '']);
+      const found = await rows<BudgetRow>("SELECT * FROM budgets WHERE account_id = $1 AND (key_id = '' OR key_id = $2) ORDER BY key_id", [
+        accountId,
+        keyId ?? '',
+      ]);
       return found.map(rowToBudget);
     },
     async listBudgets(accountId) {
@@ -147,10 +178,10 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
       );
     },
     async getRateLimits(accountId, keyId) {
-      const found = await rows<RateLimitRow>(
-        'SELECT account_id, key_id, rpm, tpm FROM rate_limits WHERE scope = $1 OR scope = $2 ORDER BY scope',
-        [`account:${accountId}`, `key:${keyId ?? ''}`],
-      );
+      const found = await rows<RateLimitRow>('SELECT account_id, key_id, rpm, tpm FROM rate_limits WHERE scope = $1 OR scope = $2 ORDER BY scope', [
+        `account:${accountId}`,
+        `key:${keyId ?? ''}`,
+      ]);
       return found.map(rowToRateLimit);
     },
     async close() {
@@ -165,9 +196,18 @@ export function createPostgresStorage(url: string, options: PostgresPoolOptions 
 async function queryUsage(pool: pg.Pool, query: UsageQuery): Promise<UsageReport> {
   const clauses: string[] = [];
   const values: unknown[] = [];
-  if (query.accountId) { values.push(query.accountId); clauses.push(`account_id = $${values.length}`); }
-  if (query.since) { values.push(query.since); clauses.push(`created_at >= $${values.length}`); }
-  if (query.until) { values.push(query.until); clauses.push(`created_at < $${values.length}`); }
+  if (query.accountId) {
+    values.push(query.accountId);
+    clauses.push(`account_id = $${values.length}`);
+  }
+  if (query.since) {
+    values.push(query.since);
+    clauses.push(`created_at >= $${values.length}`);
+  }
+  if (query.until) {
+    values.push(query.until);
+    clauses.push(`created_at < $${values.length}`);
+  }
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
   const totalsResult = await pool.query<AggregateRow>(`SELECT ${usageAggregateSelect} FROM usage_records ${where}`, values);
   const totals = rowToTotals(totalsResult.rows[0]);
@@ -187,8 +227,12 @@ function rowToAccount(row: AccountRow): Account {
 
 function rowToKey(row: KeyRow): ApiKey {
   return {
-    id: row.id, accountId: row.account_id, name: row.name, prefix: row.prefix,
-    createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
   };
 }
 

@@ -78,7 +78,12 @@ export class PostgresUsageBatch {
       if (this.writes === 0) continue;
       await new Promise<void>((resolve) => {
         const earlier = this.idle;
-        this.idle = earlier ? () => { earlier(); resolve(); } : resolve;
+        this.idle = earlier
+          ? () => {
+              earlier();
+              resolve();
+            }
+          : resolve;
       });
     }
   }

@@ -62,7 +62,11 @@ export interface Checkpointer {
 /** How long ledger commits may be held for a restart before they go on regardless. */
 const holdLimitMs = 1_000;
 
-interface CheckpointResult { busy: number; log: number; checkpointed: number }
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
 
 /** fdatasync of one file on the thread pool; a file that is not there has nothing to flush. */
 async function flush(file: string): Promise<void> {
@@ -198,14 +202,16 @@ export function startCheckpointer(path: string, writes: HoldableWrites, timing: 
 
   const timer = setInterval(() => {
     if (running || stopped) return;
-    running = tick().catch((error: Error) => {
-      if (stopped) return;
-      stopped = true;
-      clearInterval(timer);
-      onFailure(error);
-    }).finally(() => {
-      running = null;
-    });
+    running = tick()
+      .catch((error: Error) => {
+        if (stopped) return;
+        stopped = true;
+        clearInterval(timer);
+        onFailure(error);
+      })
+      .finally(() => {
+        running = null;
+      });
   }, timing.intervalMs);
   timer.unref();
 

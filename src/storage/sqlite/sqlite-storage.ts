@@ -8,13 +8,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../random-id.js';
-import type {
-  Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageQuery, UsageRecord, UsageReport,
-} from '../types.js';
-import {
-  rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, usageColumns, usageValues,
-  type AggregateRow, type UsageRow,
-} from '../usage-row.js';
+import type { Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageQuery, UsageRecord, UsageReport } from '../types.js';
+import { rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, usageColumns, usageValues, type AggregateRow, type UsageRow } from '../usage-row.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
 import { sqliteMigrations } from './sqlite-migrations.js';
 import { UsageBatch } from './sqlite-usage-batch.js';
@@ -80,14 +75,24 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     if (!insertMany) {
       const insert = ledgerDb.prepare(insertUsageSql);
       // IMMEDIATE: the write lock is taken at BEGIN, so a busy lock fails before any work is done.
-      insertMany = ledgerDb.transaction((batchRecords: UsageRecord[]) => batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1)).immediate;
+      insertMany = ledgerDb.transaction((batchRecords: UsageRecord[]) =>
+        batchRecords.map((record) => insert.run(...usageValues(record, true)).changes === 1),
+      ).immediate;
     }
     return insertMany(records);
   }, options.ledgerBusyLimitMs ?? busyTimeoutMs);
-  const checkpointer = path !== ':memory:' && options.checkpoints !== false ? startCheckpointer(path, batch, { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 }, () => {
-    // A round failed (sqlite-checkpointer.ts): SQLite checkpoints the log itself again.
-    ledgerDb.pragma('wal_autocheckpoint = 1000');
-  }) : null;
+  const checkpointer =
+    path !== ':memory:' && options.checkpoints !== false
+      ? startCheckpointer(
+          path,
+          batch,
+          { restartFrames: options.walRestartFrames ?? defaultRestartFrames, intervalMs: options.walCheckpointIntervalMs ?? 250 },
+          () => {
+            // A round failed (sqlite-checkpointer.ts): SQLite checkpoints the log itself again.
+            ledgerDb.pragma('wal_autocheckpoint = 1000');
+          },
+        )
+      : null;
   // Connections that do not run the checkpoints leave them to whoever does: here beside the
   // checkpointer, and in a process without the role.
   if (checkpointer || options.checkpoints === false) for (const connection of new Set([db, ledgerDb])) connection.pragma('wal_autocheckpoint = 0');
@@ -137,7 +142,14 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
       return (db.prepare('SELECT COUNT(*) AS count FROM accounts').get() as { count: number }).count;
     },
     async createKey(input) {
-      const key: ApiKey = { id: input.id, accountId: input.accountId, name: input.name, prefix: input.prefix, createdAt: new Date().toISOString(), revokedAt: null };
+      const key: ApiKey = {
+        id: input.id,
+        accountId: input.accountId,
+        name: input.name,
+        prefix: input.prefix,
+        createdAt: new Date().toISOString(),
+        revokedAt: null,
+      };
       prepared().insertKey.run(key.id, key.accountId, key.name, key.prefix, input.secretHash, key.createdAt);
       return key;
     },
@@ -168,23 +180,37 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
       return queryUsage(db, query);
     },
     async recentUsage({ accountId, limit }) {
-      const rows = (accountId
-        ? db.prepare('SELECT * FROM usage_records WHERE account_id = ? ORDER BY created_at DESC, request_id DESC LIMIT ?').all(accountId, limit)
-        : db.prepare('SELECT * FROM usage_records ORDER BY created_at DESC, request_id DESC LIMIT ?').all(limit)) as UsageRow[];
+      const rows = (
+        accountId
+          ? db.prepare('SELECT * FROM usage_records WHERE account_id = ? ORDER BY created_at DESC, request_id DESC LIMIT ?').all(accountId, limit)
+          : db.prepare('SELECT * FROM usage_records ORDER BY created_at DESC, request_id DESC LIMIT ?').all(limit)
+      ) as UsageRow[];
       return rows.map(rowToUsage);
     },
     async sumTokens({ accountId, keyId, since }) {
       const clauses = ['account_id = ?'];
       const values: unknown[] = [accountId];
-      if (keyId) { clauses.push('key_id = ?'); values.push(keyId); }
-      if (since) { clauses.push('created_at >= ?'); values.push(storedInstant(since)); }
-      const row = db.prepare(`SELECT COALESCE(SUM(total_tokens), 0) AS total FROM usage_records WHERE ${clauses.join(' AND ')}`).get(...values) as { total: number };
+      if (keyId) {
+        clauses.push('key_id = ?');
+        values.push(keyId);
+      }
+      if (since) {
+        clauses.push('created_at >= ?');
+        values.push(storedInstant(since));
+      }
+      const row = db.prepare(`SELECT COALESCE(SUM(total_tokens), 0) AS total FROM usage_records WHERE ${clauses.join(' AND ')}`).get(...values) as {
+        total: number;
+      };
       return Number(row.total);
     },
     async setBudget(budget) {
       db.prepare(`INSERT INTO budgets (account_id, key_id, tokens, period) VALUES (?, ?, ?, ?)
-        ON CONFLICT (account_id, key_id) DO UPDATE SET tokens = excluded.tokens, period = excluded.period`)
-        .run(budget.accountId, budget.keyId ?? '', budget.tokens, budget.period);
+        ON CONFLICT (account_id, key_id) DO UPDATE SET tokens = excluded.tokens, period = excluded.period`).run(
+        budget.accountId,
+        budget.keyId ?? '',
+        budget.tokens,
+        budget.period,
+      );
     },
     async getBudgets(accountId, keyId) {
       const rows = db.prepare("SELECT * FROM budgets WHERE account_id = ? AND (key_id = '' OR key_id = ?)").all(accountId, keyId ?? '') as BudgetRow[];
@@ -196,11 +222,17 @@ export function createSqliteStorage(path: string, options: SqliteOptions = {}): 
     async setRateLimit(limit) {
       const scope = limit.keyId ? `key:${limit.keyId}` : `account:${limit.accountId}`;
       db.prepare(`INSERT INTO rate_limits (scope, account_id, key_id, rpm, tpm) VALUES (?, ?, ?, ?, ?)
-        ON CONFLICT (scope) DO UPDATE SET rpm = excluded.rpm, tpm = excluded.tpm`)
-        .run(scope, limit.keyId ? null : limit.accountId, limit.keyId, limit.rpm, limit.tpm);
+        ON CONFLICT (scope) DO UPDATE SET rpm = excluded.rpm, tpm = excluded.tpm`).run(
+        scope,
+        limit.keyId ? null : limit.accountId,
+        limit.keyId,
+        limit.rpm,
+        limit.tpm,
+      );
     },
     async getRateLimits(accountId, keyId) {
-      const rows = db.prepare('SELECT account_id, key_id, rpm, tpm FROM rate_limits WHERE scope = ? OR scope = ?')
+      const rows = db
+        .prepare('SELECT account_id, key_id, rpm, tpm FROM rate_limits WHERE scope = ? OR scope = ?')
         .all(`account:${accountId}`, `key:${keyId ?? ''}`) as { account_id: string | null; key_id: string | null; rpm: number | null; tpm: number | null }[];
       return rows.map((row) => ({ accountId: row.account_id, keyId: row.key_id, rpm: row.rpm, tpm: row.tpm }));
     },
@@ -234,14 +266,25 @@ function prepareStatements(db: Database.Database) {
 function queryUsage(db: Database.Database, query: UsageQuery): UsageReport {
   const clauses: string[] = [];
   const values: unknown[] = [];
-  if (query.accountId) { clauses.push('account_id = ?'); values.push(query.accountId); }
-  if (query.since) { clauses.push('created_at >= ?'); values.push(storedInstant(query.since)); }
-  if (query.until) { clauses.push('created_at < ?'); values.push(storedInstant(query.until)); }
+  if (query.accountId) {
+    clauses.push('account_id = ?');
+    values.push(query.accountId);
+  }
+  if (query.since) {
+    clauses.push('created_at >= ?');
+    values.push(storedInstant(query.since));
+  }
+  if (query.until) {
+    clauses.push('created_at < ?');
+    values.push(storedInstant(query.until));
+  }
   const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
   const totals = rowToTotals(db.prepare(`SELECT ${usageAggregateSelect} FROM usage_records ${where}`).get(...values) as AggregateRow);
   if (!query.groupBy) return { groups: [], totals };
   const expression = groupExpressions[query.groupBy];
-  const rows = db.prepare(`SELECT ${expression} AS group_value, ${usageAggregateSelect} FROM usage_records ${where} GROUP BY ${expression} ORDER BY ${expression}`).all(...values) as AggregateRow[];
+  const rows = db
+    .prepare(`SELECT ${expression} AS group_value, ${usageAggregateSelect} FROM usage_records ${where} GROUP BY ${expression} ORDER BY ${expression}`)
+    .all(...values) as AggregateRow[];
   return { groups: rows.map(rowToGroup), totals };
 }
 
@@ -256,7 +299,12 @@ function storedInstant(iso: string): string {
   return Number.isNaN(time) ? iso : new Date(time).toISOString();
 }
 
-interface BudgetRow { account_id: string; key_id: string; tokens: number; period: string }
+interface BudgetRow {
+  account_id: string;
+  key_id: string;
+  tokens: number;
+  period: string;
+}
 
 function rowToBudget(row: BudgetRow): Budget {
   return { accountId: row.account_id, keyId: row.key_id === '' ? null : row.key_id, tokens: Number(row.tokens), period: row.period as Budget['period'] };

@@ -14,7 +14,10 @@ export type AnthropicFailure = (status: number, message: string | null) => Vendo
 export function anthropicMessageParts(vendor: string, text: string): CallPart[] {
   const message = parseUpstreamJson(vendor, anthropicMessageSchema, text, 'a message');
   const parts: CallPart[] = [];
-  const content = (message.content ?? []).filter((block) => block.type === 'text').map((block) => block.text ?? '').join('');
+  const content = (message.content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text ?? '')
+    .join('');
   if (content) parts.push({ type: 'text-delta', choice: 0, text: content });
   parts.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(message.stop_reason) });
   const usage = mapAnthropicUsage(message.usage);

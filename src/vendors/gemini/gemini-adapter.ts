@@ -30,7 +30,14 @@ export function createGeminiAdapter(config: Config): VendorAdapter | string {
       const url = new URL(request.stream ? `${modelPath}:streamGenerateContent?alt=sse` : `${modelPath}:generateContent`);
       const failure: GeminiFailure = (status, message, retryAfter) => client.failure(status, message, model.name, retryAfter);
       const headers = { 'x-goog-api-key': apiKey, 'x-request-id': requestId };
-      const response = await client.open({ url, headers, body: JSON.stringify(geminiBody(request, plan, group)), streaming: request.stream, signal, model: model.name });
+      const response = await client.open({
+        url,
+        headers,
+        body: JSON.stringify(geminiBody(request, plan, group)),
+        streaming: request.stream,
+        signal,
+        model: model.name,
+      });
       if (!request.stream) {
         yield geminiResponseParts(vendor, await client.readText(response, signal), failure);
         return;

@@ -48,9 +48,20 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
   // Parts of one compute slice (between event-loop yields) leave as one batch.
   let batch: StreamPart[] = [];
   if (job.echo && job.echo.text.length > 0) {
-    batch.push(job.echo.logprobs ? { type: 'text-delta', choice, text: job.echo.text, logprobs: job.echo.logprobs } : { type: 'text-delta', choice, text: job.echo.text });
+    batch.push(
+      job.echo.logprobs
+        ? { type: 'text-delta', choice, text: job.echo.text, logprobs: job.echo.logprobs }
+        : { type: 'text-delta', choice, text: job.echo.text },
+    );
   }
-  const generator = new LocalTokenGenerator({ runtime: job.runtime, sampling: job.sampling, history: job.history, random: job.random, alternatives: job.logprobs, score: job.score });
+  const generator = new LocalTokenGenerator({
+    runtime: job.runtime,
+    sampling: job.sampling,
+    history: job.history,
+    random: job.random,
+    alternatives: job.logprobs,
+    score: job.score,
+  });
   try {
     const output = new LocalChoiceOutput(choice, job.stop, job.logprobs !== null);
     let unitEntries: TokenLogprob[] | null = job.logprobs !== null ? [] : null;

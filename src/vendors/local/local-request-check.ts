@@ -67,7 +67,11 @@ function samplingSettings(request: GenerationRequest, model: ModelInfo, ngram: L
     bias.push([id, value]);
   }
   if (bias.filter(([id, value]) => value > 0 && ngram.indexOf(id) < 0).length > MAX_OUTSIDE_TOKENS) {
-    throw invalidRequest(`logit_bias may raise at most ${MAX_OUTSIDE_TOKENS} tokens that ${model.id} never saw in training.`, 'logit_bias', 'invalid_logit_bias');
+    throw invalidRequest(
+      `logit_bias may raise at most ${MAX_OUTSIDE_TOKENS} tokens that ${model.id} never saw in training.`,
+      'logit_bias',
+      'invalid_logit_bias',
+    );
   }
   return {
     temperature: request.temperature ?? 1,

@@ -37,7 +37,8 @@ export function createOpenAICompatibleAdapters(config: Config, reserved: Readonl
     if (raw.kind !== 'openai-compatible') {
       throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: unknown vendor; declare your own server with kind: openai-compatible`);
     }
-    if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: vendor names are lower-case letters, digits, '.', '_' or '-'`);
+    if (!/^[a-z0-9][a-z0-9._-]*$/.test(name))
+      throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: vendor names are lower-case letters, digits, '.', '_' or '-'`);
     const slice = parseVendorConfig(name, declaredSliceSchema, raw);
     record(build(config, declaredPreset(name, slice), slice, slice.apiKeyEnv), name, adapters, disabled);
   }
@@ -74,13 +75,13 @@ function build(config: Config, preset: OpenAICompatiblePreset, slice: PresetSlic
     exactCounterFor: preset.exactCounterFor,
   });
   return createOpenAICompatibleAdapter({
-      preset,
-      baseUrl: endpoint.baseUrl,
-      apiKey: endpoint.apiKey,
-      apiKeyVariable: endpoint.apiKey ? endpoint.keyVariable : null,
-      apiVersion: endpoint.apiVersion,
-      transport: slice,
-      catalogue,
+    preset,
+    baseUrl: endpoint.baseUrl,
+    apiKey: endpoint.apiKey,
+    apiKeyVariable: endpoint.apiKey ? endpoint.keyVariable : null,
+    apiVersion: endpoint.apiVersion,
+    transport: slice,
+    catalogue,
   });
 }
 

@@ -7,6 +7,6 @@ export function extractOpenAICompatibleError(text: string): ExtractedError {
   const body = tryParseJson(openaiErrorBodySchema, text);
   if (!body) return { message: text.trim() ? text.trim().slice(0, 300) : null };
   const error = body.error;
-  const message = typeof error === 'string' ? error : error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : null);
+  const message = typeof error === 'string' ? error : (error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : null));
   return { message: message ?? null };
 }

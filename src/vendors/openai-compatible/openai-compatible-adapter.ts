@@ -90,15 +90,27 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     prepare: (request, model) => planOpenAICompatible(preset, request, model),
     stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions<OpenAICompatiblePlan>): AsyncIterable<StreamPart[]> {
       const plan = generation.plan ?? planOpenAICompatible(preset, request, model);
-      const calls = plan.emptyAnswer ? [emptyAnswerCall(request, model, plan)] : plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
-      return runUpstreamCalls(calls, { signal: generation.signal, retry: transport, maxConcurrentCalls: transport.maxConcurrentCalls, reportUsage: generation.reportUsage });
+      const calls = plan.emptyAnswer
+        ? [emptyAnswerCall(request, model, plan)]
+        : plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
+      return runUpstreamCalls(calls, {
+        signal: generation.signal,
+        retry: transport,
+        maxConcurrentCalls: transport.maxConcurrentCalls,
+        reportUsage: generation.reportUsage,
+      });
     },
     close: () => client.close(),
   };
 }
 
 /** One upstream call's answer, whole or streamed, as batches of call parts. */
-async function* callParts(client: UpstreamClient, mode: OpenAICompatiblePlan['mode'], request: UpstreamRequest, choiceCount: number): AsyncGenerator<CallPart[]> {
+async function* callParts(
+  client: UpstreamClient,
+  mode: OpenAICompatiblePlan['mode'],
+  request: UpstreamRequest,
+  choiceCount: number,
+): AsyncGenerator<CallPart[]> {
   const response = await client.open(request);
   if (!request.streaming) {
     const text = await client.readText(response, request.signal);

@@ -10,9 +10,7 @@ const count = z.number().int().nonnegative();
 export const openaiUsageSchema = z.object({
   prompt_tokens: count.nullish(),
   completion_tokens: count.nullish(),
-  prompt_tokens_details: z
-    .object({ cached_tokens: count.nullish(), audio_tokens: count.nullish() })
-    .nullish(),
+  prompt_tokens_details: z.object({ cached_tokens: count.nullish(), audio_tokens: count.nullish() }).nullish(),
   completion_tokens_details: z
     .object({
       reasoning_tokens: count.nullish(),

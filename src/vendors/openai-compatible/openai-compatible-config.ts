@@ -5,7 +5,19 @@
 import { z } from 'zod';
 import { vendorSliceSchema, vendorSliceShape } from '../shared/vendor-slice.js';
 
-const requestParams = ['best_of', 'logprobs', 'logit_bias', 'suffix', 'seed', 'presence_penalty', 'frequency_penalty', 'user', 'echo', 'temperature', 'top_p'] as const;
+const requestParams = [
+  'best_of',
+  'logprobs',
+  'logit_bias',
+  'suffix',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'user',
+  'echo',
+  'temperature',
+  'top_p',
+] as const;
 
 export const presetSliceSchema = vendorSliceSchema;
 
@@ -14,11 +26,17 @@ export const declaredSliceSchema = z
     ...vendorSliceShape,
     kind: z.literal('openai-compatible'),
     /** Env variable with the key (must end in _API_KEY); when given, the vendor is offered only once it is set. */
-    apiKeyEnv: z.string().regex(/^[A-Z0-9_]+_API_KEY$/, 'must be an env variable name ending in _API_KEY').optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z0-9_]+_API_KEY$/, 'must be an env variable name ending in _API_KEY')
+      .optional(),
     auth: z.enum(['bearer', 'api-key']).default('bearer'),
     /** Mode of models not declared in `models`. */
     completions: z.enum(['native', 'chat']).default('native'),
-    paths: z.object({ completions: z.string().startsWith('/').optional(), chat: z.string().startsWith('/').optional() }).strict().optional(),
+    paths: z
+      .object({ completions: z.string().startsWith('/').optional(), chat: z.string().startsWith('/').optional() })
+      .strict()
+      .optional(),
     /** What the server's native completions endpoint honours beyond the basics (all default false: emulated or refused). */
     features: z
       .object({

@@ -48,9 +48,17 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
   if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
   if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
   if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
-  if (inUse(request, 'logprobs')) throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
+  if (inUse(request, 'logprobs'))
+    throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
   // Chat endpoints want at least one output token: max_tokens 0 is answered by the gateway.
-  const detail = planGeneration(request, { promptList: false, nativeN: preset.chatN, nativeEcho: false, maxStops, seedRange: preset.seedRange, zeroMaxTokens: false });
+  const detail = planGeneration(request, {
+    promptList: false,
+    nativeN: preset.chatN,
+    nativeEcho: false,
+    maxStops,
+    seedRange: preset.seedRange,
+    zeroMaxTokens: false,
+  });
   return withMode('chat', detail);
 }
 

@@ -29,7 +29,12 @@ export interface OpenAICompatibleStreamFormat<Chunk extends OpenAICompatibleStre
   usage(chunk: Chunk): Usage | null;
 }
 
-export function openaiCompatibleStreamParts<Chunk extends OpenAICompatibleStreamChunk>(vendor: string, body: AsyncIterable<Buffer>, choiceCount: number, format: OpenAICompatibleStreamFormat<Chunk>): AsyncGenerator<CallPart[]> {
+export function openaiCompatibleStreamParts<Chunk extends OpenAICompatibleStreamChunk>(
+  vendor: string,
+  body: AsyncIterable<Buffer>,
+  choiceCount: number,
+  format: OpenAICompatibleStreamFormat<Chunk>,
+): AsyncGenerator<CallPart[]> {
   let usage: Usage | null = null;
   let fingerprintSent = false;
   const finished = new Set<number>();

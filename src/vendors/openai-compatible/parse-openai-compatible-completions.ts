@@ -43,5 +43,7 @@ type CompletionChoice = NonNullable<OpenAICompletion['choices']>[number];
 function textPart(choice: CompletionChoice, index: number, out: CallPart[]): void {
   const logprobs = mapOpenAICompatibleLogprobs(choice.logprobs);
   if (!choice.text && !logprobs) return;
-  out.push(logprobs ? { type: 'text-delta', choice: index, text: choice.text ?? '', logprobs } : { type: 'text-delta', choice: index, text: choice.text ?? '' });
+  out.push(
+    logprobs ? { type: 'text-delta', choice: index, text: choice.text ?? '', logprobs } : { type: 'text-delta', choice: index, text: choice.text ?? '' },
+  );
 }

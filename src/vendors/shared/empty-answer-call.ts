@@ -13,9 +13,7 @@ import type { PlannedCall } from './run-upstream-calls.js';
 /** The planned call answering every choice of `request` empty, for `runUpstreamCalls`. */
 export function emptyAnswerCall(request: GenerationRequest, model: ModelInfo, plan: GenerationPlanDetail): PlannedCall {
   const choiceCount = request.prompts.length * request.n;
-  const echo = plan.gatewayEcho
-    ? Array.from({ length: choiceCount }, (_, choice) => promptText(request.prompts[Math.floor(choice / request.n)]))
-    : null;
+  const echo = plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, choice) => promptText(request.prompts[Math.floor(choice / request.n)])) : null;
   return {
     choiceOffset: 0,
     choiceCount,

@@ -27,36 +27,61 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
     return new VendorError(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, {
-      status: 502, code: 'upstream_auth_failed', retryable: false, ...base,
+      status: 502,
+      code: 'upstream_auth_failed',
+      retryable: false,
+      ...base,
     });
   }
   if (status === 404) {
     return new VendorError(`The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`, {
-      status: 404, type: 'invalid_request_error', code: 'model_not_found', param: 'model', retryable: false, ...base,
+      status: 404,
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+      retryable: false,
+      ...base,
     });
   }
   if (status === 429) {
     return new VendorError(`The '${vendor}' vendor is rate limiting the gateway${detail ? `: ${detail}` : ''}.`, {
-      status: 429, code: 'upstream_rate_limited', retryable: true, retryAfterSeconds: failure.retryAfterSeconds, ...base,
+      status: 429,
+      code: 'upstream_rate_limited',
+      retryable: true,
+      retryAfterSeconds: failure.retryAfterSeconds,
+      ...base,
     });
   }
   if (status === 408) {
     return new VendorError(`The '${vendor}' vendor timed out (HTTP 408).`, {
-      status: 504, code: 'upstream_timeout', retryable: true, ...base,
+      status: 504,
+      code: 'upstream_timeout',
+      retryable: true,
+      ...base,
     });
   }
   if (status === 400 || status === 413 || status === 422) {
     return new VendorError(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, {
-      status: 400, code: 'upstream_invalid_request', retryable: false, ...base,
+      status: 400,
+      code: 'upstream_invalid_request',
+      retryable: false,
+      ...base,
     });
   }
   if (status >= 500) {
     return new VendorError(`The '${vendor}' vendor failed (HTTP ${status})${detail ? `: ${detail}` : ''}.`, {
-      status: 502, code: 'upstream_error', retryable: true, retryAfterSeconds: failure.retryAfterSeconds, ...base,
+      status: 502,
+      code: 'upstream_error',
+      retryable: true,
+      retryAfterSeconds: failure.retryAfterSeconds,
+      ...base,
     });
   }
   return new VendorError(`The '${vendor}' vendor answered HTTP ${status}${detail ? `: ${detail}` : ''}.`, {
-    status: 502, code: 'upstream_error', retryable: false, ...base,
+    status: 502,
+    code: 'upstream_error',
+    retryable: false,
+    ...base,
   });
 }
 
@@ -71,10 +96,27 @@ export function upstreamTimeout(vendor: string, what: string, cause?: unknown): 
 export function mapTransportError(vendor: string, error: unknown): VendorError {
   const code = errorCode(error);
   if (code && timeoutCodes.has(code)) {
-    return upstreamTimeout(vendor, code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : code === 'UND_ERR_BODY_TIMEOUT' ? 'waiting for more output' : 'waiting for an answer', error);
+    return upstreamTimeout(
+      vendor,
+      code === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : code === 'UND_ERR_BODY_TIMEOUT' ? 'waiting for more output' : 'waiting for an answer',
+      error,
+    );
   }
-  const why = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' ? 'connection reset' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host not found' : 'connection failed';
-  return new VendorError(`The '${vendor}' vendor could not be reached (${why}).`, { vendor, status: 502, code: 'upstream_unreachable', retryable: true, cause: error });
+  const why =
+    code === 'ECONNREFUSED'
+      ? 'connection refused'
+      : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET'
+        ? 'connection reset'
+        : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+          ? 'host not found'
+          : 'connection failed';
+  return new VendorError(`The '${vendor}' vendor could not be reached (${why}).`, {
+    vendor,
+    status: 502,
+    code: 'upstream_unreachable',
+    retryable: true,
+    cause: error,
+  });
 }
 
 /** A response we could not understand: a broken chunk, a schema mismatch, a truncated stream. */
@@ -123,7 +165,11 @@ function redact(text: string, secrets: readonly string[]): string {
 }
 
 /** An error the vendor reported inside a 200 stream (an SSE error event or error chunk). */
-export function upstreamStreamError(vendor: string, message: string | null, options: { status?: number; retryable?: boolean; retryAfterSeconds?: number | null } = {}): VendorError {
+export function upstreamStreamError(
+  vendor: string,
+  message: string | null,
+  options: { status?: number; retryable?: boolean; retryAfterSeconds?: number | null } = {},
+): VendorError {
   const status = options.status ?? 502;
   const lead = status === 429 ? `The '${vendor}' vendor is rate limiting the gateway` : `The '${vendor}' vendor reported an error`;
   return new VendorError(`${lead}${message ? `: ${shorten(message)}` : '.'}`, {

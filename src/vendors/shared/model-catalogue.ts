@@ -61,7 +61,7 @@ export function createModelCatalogue(
     entries.set(declaration.name, {
       name: declaration.name,
       contextWindow: declaration.contextWindow ?? base?.contextWindow ?? defaults.contextWindow,
-      nativeCompletions: declaration.completions ? declaration.completions === 'native' : base?.nativeCompletions ?? defaults.nativeCompletions,
+      nativeCompletions: declaration.completions ? declaration.completions === 'native' : (base?.nativeCompletions ?? defaults.nativeCompletions),
       logprobs: declaration.logprobs ?? base?.logprobs ?? defaults.logprobs,
       exactCounter: base?.exactCounter ?? defaults.exactCounterFor?.(declaration.name) ?? null,
     });

@@ -63,7 +63,14 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
   const uniformKinds = request.prompts.every((prompt) => prompt.kind === request.prompts[0]?.kind);
   if (request.maxTokens === 0 && !abilities.zeroMaxTokens) {
     // Nothing is generated, so no stop can match; the gateway echoes the prompt itself.
-    return { groups: [], vendorStops: [], gatewayStops: [], gatewayEcho: request.echo, emptyAnswer: true, emulated: request.echo ? ['max_tokens', 'echo'] : ['max_tokens'] };
+    return {
+      groups: [],
+      vendorStops: [],
+      gatewayStops: [],
+      gatewayEcho: request.echo,
+      emptyAnswer: true,
+      emulated: request.echo ? ['max_tokens', 'echo'] : ['max_tokens'],
+    };
   }
   const seedFor = (replica: number): bigint | null =>
     request.seed === null || abilities.seedRange === null ? null : seedInRange(request.seed, replica, abilities.seedRange);
@@ -72,7 +79,8 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
     groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0, seed: seedFor(0) });
   } else if (abilities.nativeN) {
     const seed = seedFor(0);
-    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0, seed });
+    for (let prompt = 0; prompt < promptCount; prompt++)
+      groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0, seed });
   } else {
     const seeds = Array.from({ length: request.n }, (_, replica) => seedFor(replica));
     for (let prompt = 0; prompt < promptCount; prompt++) {

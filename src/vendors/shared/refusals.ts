@@ -7,23 +7,45 @@ import { unsupportedParameter } from '../../errors/gateway-error.js';
 import type { GenerationRequest } from '../types.js';
 
 export type RequestParam =
-  | 'best_of' | 'logprobs' | 'logit_bias' | 'suffix' | 'seed' | 'presence_penalty' | 'frequency_penalty'
-  | 'user' | 'echo' | 'prompt' | 'temperature' | 'top_p';
+  | 'best_of'
+  | 'logprobs'
+  | 'logit_bias'
+  | 'suffix'
+  | 'seed'
+  | 'presence_penalty'
+  | 'frequency_penalty'
+  | 'user'
+  | 'echo'
+  | 'prompt'
+  | 'temperature'
+  | 'top_p';
 
 export function inUse(request: GenerationRequest, param: RequestParam): boolean {
   switch (param) {
-    case 'best_of': return request.bestOf !== null && request.bestOf > request.n;
-    case 'logprobs': return request.logprobs !== null;
-    case 'logit_bias': return request.logitBias !== null && Object.keys(request.logitBias).length > 0;
-    case 'suffix': return request.suffix !== null && request.suffix !== '';
-    case 'seed': return request.seed !== null;
-    case 'presence_penalty': return request.presencePenalty !== null && request.presencePenalty !== 0;
-    case 'frequency_penalty': return request.frequencyPenalty !== null && request.frequencyPenalty !== 0;
-    case 'user': return request.user !== null;
-    case 'echo': return request.echo;
-    case 'prompt': return request.prompts.some((prompt) => prompt.kind === 'tokens');
-    case 'temperature': return request.temperature !== null;
-    case 'top_p': return request.topP !== null;
+    case 'best_of':
+      return request.bestOf !== null && request.bestOf > request.n;
+    case 'logprobs':
+      return request.logprobs !== null;
+    case 'logit_bias':
+      return request.logitBias !== null && Object.keys(request.logitBias).length > 0;
+    case 'suffix':
+      return request.suffix !== null && request.suffix !== '';
+    case 'seed':
+      return request.seed !== null;
+    case 'presence_penalty':
+      return request.presencePenalty !== null && request.presencePenalty !== 0;
+    case 'frequency_penalty':
+      return request.frequencyPenalty !== null && request.frequencyPenalty !== 0;
+    case 'user':
+      return request.user !== null;
+    case 'echo':
+      return request.echo;
+    case 'prompt':
+      return request.prompts.some((prompt) => prompt.kind === 'tokens');
+    case 'temperature':
+      return request.temperature !== null;
+    case 'top_p':
+      return request.topP !== null;
   }
 }
 
@@ -69,4 +91,4 @@ export function refuseUnemulatedZeroTokens(request: GenerationRequest, vendor: s
   }
 }
 
-export const tokenPromptReason = 'token-array prompts need the model\'s own tokenizer, which this vendor does not accept';
+export const tokenPromptReason = "token-array prompts need the model's own tokenizer, which this vendor does not accept";

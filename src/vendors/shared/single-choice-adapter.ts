@@ -90,7 +90,12 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     prepare: (request) => spec.plan(vendor, request),
     stream(request, model, options): AsyncIterable<StreamPart[]> {
       const plan = options.plan ?? spec.plan(vendor, request);
-      return runUpstreamCalls(calls(request, model, options.requestId, plan), { signal: options.signal, retry: slice, maxConcurrentCalls: slice.maxConcurrentCalls, reportUsage: options.reportUsage });
+      return runUpstreamCalls(calls(request, model, options.requestId, plan), {
+        signal: options.signal,
+        retry: slice,
+        maxConcurrentCalls: slice.maxConcurrentCalls,
+        reportUsage: options.reportUsage,
+      });
     },
     close: () => client.close(),
   };
