@@ -77,7 +77,7 @@ for (const name of ['cl100k_base', 'o200k_base'] as const) {
     const ours = compactBpe(name);
     const theirs = libraries[name];
     const everyCharacter = Array.from({ length: 0x250 }, (_, code) => String.fromCharCode(code)).join('');
-    for (const text of ['', 'a'.repeat(3000), 'ab'.repeat(700), '9'.repeat(100), ' '.repeat(300) + 'x', everyCharacter, '\u{10FFFF}\u{1F600}x\uFFFD']) {
+    for (const text of ['', 'a'.repeat(3000), 'ab'.repeat(700), '9'.repeat(100), `${' '.repeat(300)}x`, everyCharacter, '\u{10FFFF}\u{1F600}x\uFFFD']) {
       assert.deepEqual(ours.encode(text), theirs(text, noSpecial), JSON.stringify(text.slice(0, 20)));
     }
   });

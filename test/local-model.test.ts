@@ -82,7 +82,9 @@ function distribution(context: number[]): Map<number, number> {
   const probabilities = adapter.model.distribution(context, workspace);
   adapter.pool.release(workspace);
   const map = new Map<number, number>();
-  probabilities.forEach((probability, index) => map.set(adapter.model.vocabulary[index], probability));
+  probabilities.forEach((probability, index) => {
+    map.set(adapter.model.vocabulary[index], probability);
+  });
   return map;
 }
 
@@ -573,7 +575,12 @@ test('high-temperature sampling without top_p follows the tempered distribution,
   const draws = 40_000;
   const counts = new Map<number, number>();
   let seed = 12345;
-  const uniform: RandomSource = { next: () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), (seed >>> 8) / 16777216) };
+  const uniform: RandomSource = {
+    next: () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) / 16777216;
+    },
+  };
   for (let draw = 0; draw < draws; draw++) {
     const token = sampler.next(nodes, uniform);
     counts.set(token, (counts.get(token) ?? 0) + 1);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completionChunkSchema, completionSchema, errorSchema } from '../src/completions/completion-response-schema.js';
-import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { get, type JsonResponse, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 
 let gateway: TestGateway;
 const model = 'local/tollgate-small';
@@ -121,7 +121,7 @@ describe('observability', () => {
     storage.recordUsage = async () => {
       throw new Error('disk on fire');
     };
-    let response;
+    let response: JsonResponse;
     try {
       response = await post(gateway, '/v5/completions', { model, prompt: 'Meter me', max_tokens: 2, stream: true });
     } finally {

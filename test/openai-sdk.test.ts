@@ -33,8 +33,8 @@ describe('openai SDK', () => {
       temperature: 0,
     });
     let text = '';
-    let usage;
-    let finish;
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: OpenAI.CompletionChoice['finish_reason'] | undefined;
     for await (const chunk of stream) {
       if (chunk.choices.length) {
         text += chunk.choices[0].text;

@@ -136,7 +136,7 @@ test('stop split inside one event text and the next is caught too', async () => 
 });
 
 test('prompt list fans out to independent concurrent calls; n emulated; one usage per call', async () => {
-  upstream.always((incoming, response, recorded) => {
+  upstream.always((_incoming, response, recorded) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.end(events([`<${recorded.body.messages[0].content}>`]).join(''));
   });
@@ -255,7 +255,7 @@ test('catalogue and enabling', () => {
 });
 
 test('fan-out: one call failing aborts its siblings (no call outlives the request)', async () => {
-  upstream.always((incoming, response, recorded) => {
+  upstream.always((_incoming, response, recorded) => {
     if (recorded.body.messages[0].content === 'bad') {
       response.writeHead(400, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'bad prompt' } }));

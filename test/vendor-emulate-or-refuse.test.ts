@@ -26,7 +26,7 @@ const mocks: Record<'openai' | 'anthropic' | 'gemini' | 'groq' | 'mistral', Mock
 
 /** Every mock answers with the seed it received as the text, so each choice shows its own seed. */
 function answerWithSeed(vendor: keyof typeof mocks): void {
-  mocks[vendor].always((incoming, response, recorded) => {
+  mocks[vendor].always((_incoming, response, recorded) => {
     const body = recorded.body;
     const seed = String(body.seed ?? body.random_seed ?? body.generationConfig?.seed ?? '-');
     const usage = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 };

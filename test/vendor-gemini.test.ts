@@ -104,7 +104,7 @@ test('blocked prompt (no candidates, promptFeedback.blockReason) → content_fil
 });
 
 test('n emulated with parallel calls (seed + j), prompt list fan-out, echo prepended', async () => {
-  upstream.always((incoming, response, recorded) => {
+  upstream.always((_incoming, response, recorded) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.end(stream([`(${recorded.body.contents[0].parts[0].text}:${recorded.body.generationConfig.seed})`]).join(''));
   });

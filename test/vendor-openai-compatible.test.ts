@@ -88,7 +88,7 @@ test('azure: chat deployments declared in config use chat/completions', async ()
 
 test('ollama: keyless; prompt list fans out to independent calls, n emulated, echo prepended', async () => {
   const adapter = only({ OLLAMA_BASE_URL: upstream.url }, 'ollama');
-  upstream.always((incoming, response, recorded) => {
+  upstream.always((_incoming, response, recorded) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
     response.end(completionChunks(`[${recorded.body.prompt}|${recorded.body.seed}]`).join(''));
   });

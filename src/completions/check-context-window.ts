@@ -52,7 +52,8 @@ class CountedContext implements ContextCheck {
   ) {}
 
   get promptTokens(): number {
-    return (this.total ??= this.request.prompts.reduce((sum, prompt, index) => sum + (this.counts[index] ?? countText(prompt, this.model)), 0));
+    if (this.total === null) this.total = this.request.prompts.reduce((sum, prompt, index) => sum + (this.counts[index] ?? countText(prompt, this.model)), 0);
+    return this.total;
   }
 
   get maxTotal(): number {

@@ -4,7 +4,7 @@
  * body. Errors before output are HTTP errors; after output, an error event ends the stream.
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completionId } from '../completions/completion-id.js';
 import type { CompletionPipeline } from '../completions/completion-pipeline.js';
 import type { CompletionRun } from '../completions/completion-run.js';
@@ -45,7 +45,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) cancel.abort();
       });
-      if (run.parsed.stream) return streamRun(run, request, reply, cancel.signal, options);
+      if (run.parsed.stream) return streamRun(run, reply, cancel.signal, options);
       try {
         return reply.send(await run.complete(cancel.signal));
       } catch (error) {
@@ -56,13 +56,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
   );
 }
 
-async function streamRun(
-  run: CompletionRun,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  signal: AbortSignal,
-  options: CompletionsRouteOptions,
-): Promise<FastifyReply> {
+async function streamRun(run: CompletionRun, reply: FastifyReply, signal: AbortSignal, options: CompletionsRouteOptions): Promise<FastifyReply> {
   reply.hijack();
   const headers = headersOf(reply);
   const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs);

@@ -24,17 +24,24 @@ export function decodeContentEncoding(options: ContentEncodingOptions) {
     done: (error: Error | null, payload?: RequestPayload) => void,
   ): void {
     const header = request.headers['content-encoding'];
-    if (header === undefined || request.is404) return done(null, payload);
+    if (header === undefined || request.is404) {
+      done(null, payload);
+      return;
+    }
     const encodings = header
       .split(',')
       .map((each) => each.trim().toLowerCase())
       .filter((each) => each !== '' && each !== 'identity');
-    if (encodings.length === 0) return done(null, payload);
+    if (encodings.length === 0) {
+      done(null, payload);
+      return;
+    }
     const [encoding] = encodings;
     if (encodings.length > 1 || !(encoding === 'gzip' || encoding === 'x-gzip' || encoding === 'deflate')) {
       // The client may still be sending a body nobody will read.
       reply.header('connection', 'close');
-      return done(bodyErrors.unsupportedEncoding(header.trim().slice(0, 64)));
+      done(bodyErrors.unsupportedEncoding(header.trim().slice(0, 64)));
+      return;
     }
     done(null, decoded(payload, encoding === 'deflate' ? 'deflate' : 'gzip', limitBytes));
   };

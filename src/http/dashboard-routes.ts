@@ -226,7 +226,7 @@ export function registerDashboardRoutes(app: FastifyInstance, options: Dashboard
   const adminKey = config.adminKey;
   if (!adminKey) return;
 
-  const knownAccount = async (accountId: string | undefined) => {
+  const knownAccount = async <Id extends string | undefined>(accountId: Id): Promise<Id> => {
     if (accountId !== undefined && !(await storage.getAccount(accountId)))
       throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
     return accountId;
@@ -243,7 +243,7 @@ export function registerDashboardRoutes(app: FastifyInstance, options: Dashboard
     });
     admin.get('/admin/dashboard/limits', async (request) => {
       const query = parseQuery(limitsSchema, request.query);
-      const accountIds = query.account_id ? [(await knownAccount(query.account_id))!] : (await storage.listAccounts()).map((account) => account.id);
+      const accountIds = query.account_id ? [await knownAccount(query.account_id)] : (await storage.listAccounts()).map((account) => account.id);
       return { account_id: query.account_id ?? null, ...(await limits(storage, accountIds)) };
     });
     admin.get('/admin/dashboard/series', async (request) => {
@@ -293,7 +293,7 @@ function registerStaticUi(app: FastifyInstance, uiDir: string): void {
       return reply.status(503).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(notBuiltPage(root));
     }
     if (relative.includes('\0')) throw fileNotFound(shownPath);
-    const file = resolve(root, '.' + sep + relative);
+    const file = resolve(root, `.${sep}${relative}`);
     if (!file.startsWith(root + sep)) throw fileNotFound(shownPath);
     const info = await stat(file).catch(() => null);
     if (!info?.isFile()) throw fileNotFound(shownPath);

@@ -69,7 +69,7 @@ export function usageToCsv(report: UsageReport, groupBy: UsageGroupBy | undefine
     totals.reasoningTokens,
     totals.estimatedRequests,
   ]);
-  return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\n') + '\n';
+  return `${[header, ...rows].map((row) => row.map(csvCell).join(',')).join('\n')}\n`;
 }
 
 function csvCell(value: string | number): string {
@@ -78,6 +78,7 @@ function csvCell(value: string | number): string {
 }
 
 export function usageToJson(accountId: string | null, query: ParsedUsageQuery, report: UsageReport) {
+  const groupBy = query.groupBy;
   const row = (totals: UsageReport['totals']) => ({
     requests: totals.requests,
     prompt_tokens: totals.promptTokens,
@@ -92,8 +93,8 @@ export function usageToJson(accountId: string | null, query: ParsedUsageQuery, r
     account_id: accountId,
     since: query.since ?? null,
     until: query.until ?? null,
-    group_by: query.groupBy ?? null,
-    data: query.groupBy ? report.groups.map((group) => ({ [query.groupBy!]: group.group, ...row(group) })) : [],
+    group_by: groupBy ?? null,
+    data: groupBy ? report.groups.map((group) => ({ [groupBy]: group.group, ...row(group) })) : [],
     totals: row(report.totals),
   };
 }

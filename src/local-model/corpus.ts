@@ -74,11 +74,14 @@ export function tokenizeCorpus(files: readonly LocalCorpusFile[], padding: numbe
   return stream;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it finds the C0 controls other than tab and newline, and DEL, to strip them
+const controlCharacters = /[\u0000-\u0008\u000B-\u001F\u007F]/g;
+
 /** Control characters and stray byte-order marks would become tokens the model then emits. */
 function normaliseAddress(text: string): string {
   return text
     .replace(/\uFEFF/g, '')
     .replace(/\r\n?/g, '\n')
-    .replace(/[\u0000-\u0008\u000B-\u001F\u007F]/g, '')
+    .replace(controlCharacters, '')
     .trim();
 }

@@ -106,7 +106,8 @@ export class LocalModelLoader {
     try {
       const loaded = loadCachedLocalModel(this.location);
       if (!loaded) throw new Error(`the cache file ${this.location.path} is missing, unreadable or damaged`);
-      return (this.runtime = this.build(loaded, 'local model loaded from cache'));
+      this.runtime = this.build(loaded, 'local model loaded from cache');
+      return this.runtime;
     } catch (cause) {
       this.failedAt = performance.now();
       this.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');

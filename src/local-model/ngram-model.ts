@@ -45,7 +45,9 @@ export class LocalNgramModel {
     this.unigram = data.unigram;
     this.levels = data.levels;
     this.indexByToken = new Int32Array(data.vocabulary[this.vocabularySize - 1] + 1).fill(NO_TOKEN);
-    data.vocabulary.forEach((id, index) => (this.indexByToken[id] = index));
+    data.vocabulary.forEach((id, index) => {
+      this.indexByToken[id] = index;
+    });
     this.gammas = [];
     this.largest = [];
     for (const level of data.levels) {

@@ -41,7 +41,9 @@ export class LocalNodeOrder {
     this.baseMax = new Float64Array(level.nodeCount);
     this.ready = new Uint8Array(level.nodeCount);
     this.unigramRank = new Int32Array(model.vocabularySize);
-    model.unigramOrder.forEach((token, rank) => (this.unigramRank[token] = rank));
+    model.unigramOrder.forEach((token, rank) => {
+      this.unigramRank[token] = rank;
+    });
   }
 
   /** Builds the order of level-1 `node` if this is its first use. */
@@ -127,12 +129,18 @@ const tempered = new WeakMap<LocalTemperatureTable, LocalTemperedNodes>();
 
 export function nodeOrder(model: LocalNgramModel): LocalNodeOrder {
   let order = orders.get(model);
-  if (!order) orders.set(model, (order = new LocalNodeOrder(model)));
+  if (!order) {
+    order = new LocalNodeOrder(model);
+    orders.set(model, order);
+  }
   return order;
 }
 
 export function temperedNodes(model: LocalNgramModel, table: LocalTemperatureTable): LocalTemperedNodes {
   let nodes = tempered.get(table);
-  if (!nodes) tempered.set(table, (nodes = new LocalTemperedNodes(model, nodeOrder(model), table)));
+  if (!nodes) {
+    nodes = new LocalTemperedNodes(model, nodeOrder(model), table);
+    tempered.set(table, nodes);
+  }
   return nodes;
 }

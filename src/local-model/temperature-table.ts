@@ -23,7 +23,10 @@ const tablesByModel = new WeakMap<LocalNgramModel, Map<number, LocalTemperatureT
 
 export function temperatureTable(model: LocalNgramModel, inverseTemperature: number): LocalTemperatureTable {
   let tables = tablesByModel.get(model);
-  if (!tables) tablesByModel.set(model, (tables = new Map()));
+  if (!tables) {
+    tables = new Map();
+    tablesByModel.set(model, tables);
+  }
   const cached = tables.get(inverseTemperature);
   if (cached) {
     // Map order is insertion order: re-inserting makes this the most recently used.

@@ -86,6 +86,8 @@ export class LocalTokenTexts {
     });
     this.byteOffsets[vocabulary.length] = total;
     this.byteData = new Uint8Array(total);
-    bytes.forEach((token, index) => this.byteData.set(token, this.byteOffsets[index]));
+    bytes.forEach((token, index) => {
+      this.byteData.set(token, this.byteOffsets[index]);
+    });
   }
 }

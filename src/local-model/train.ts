@@ -89,7 +89,9 @@ export function trainLocalModel(stream: Int32Array, order: number): LocalModelDa
   if (vocabulary.length > 65535) throw new Error('The local model stores tokens as 16-bit vocabulary indexes.');
   const vocabularySize = vocabulary.length;
   const indexOf = new Int32Array(END_OF_TEXT_TOKEN + 1).fill(-1);
-  vocabulary.forEach((id, index) => (indexOf[id] = index));
+  vocabulary.forEach((id, index) => {
+    indexOf[id] = index;
+  });
   const tokens = new Uint16Array(stream.length);
   for (let index = 0; index < stream.length; index++) tokens[index] = indexOf[stream[index]];
 

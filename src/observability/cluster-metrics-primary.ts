@@ -71,7 +71,7 @@ export class ClusterMetricsPrimary {
   private collect(): Promise<void> {
     const id = this.nextCollection++;
     const request: CollectRequest = { type: 'tollgate-metrics-collect', id };
-    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && worker.isConnected());
+    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker?.isConnected() === true);
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => collection.finish(), collectionTimeoutMs);
       const collection: Collection = {

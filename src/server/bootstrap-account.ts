@@ -1,6 +1,6 @@
 /** On an empty database: create account `default` with one key and print the key once. */
 import { generateKey } from '../auth/api-keys.js';
-import type { Storage } from '../storage/types.js';
+import type { Account, Storage } from '../storage/types.js';
 
 export interface BootstrapResult {
   accountId: string;
@@ -9,7 +9,7 @@ export interface BootstrapResult {
 
 export async function bootstrapDefaultAccount(storage: Storage): Promise<BootstrapResult | null> {
   if ((await storage.countAccounts()) > 0) return null;
-  let account;
+  let account: Account;
   try {
     account = await storage.createAccount('default');
   } catch {

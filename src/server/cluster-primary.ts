@@ -65,7 +65,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
       if (!announced && listening.size >= workerCount) {
         announced = true;
         process.stdout.write(`Tollgate listening on ${message.url} (${workerCount} workers)\n`);
-        if (bootstrapped) process.stdout.write(bootstrapBanner(bootstrapped, message.url, message.firstModel ?? 'local/tollgate-small') + '\n');
+        if (bootstrapped) process.stdout.write(`${bootstrapBanner(bootstrapped, message.url, message.firstModel ?? 'local/tollgate-small')}\n`);
       }
     });
     return worker;

@@ -60,7 +60,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     process.stdout.write(`Tollgate listening on ${url}\n`);
     if (bootstrapped) {
       const firstModel = registry.listModels()[0]?.id ?? 'local/tollgate-small';
-      process.stdout.write(bootstrapBanner(bootstrapped, url, firstModel) + '\n');
+      process.stdout.write(`${bootstrapBanner(bootstrapped, url, firstModel)}\n`);
     }
   }
   let stopping: Promise<void> | null = null;

@@ -44,6 +44,7 @@ export const usageColumns = [
 ] as const;
 
 /** A NUL character, which PostgreSQL's text cannot hold (SQLite's can). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: it exists to find NUL characters
 const nul = /\u0000/g;
 
 export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unknown[] {

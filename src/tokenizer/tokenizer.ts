@@ -21,12 +21,14 @@ let encoding: BpeEncoding | null = null;
 let ranks: readonly Cl100kRank[] | null = null;
 
 function cl100k(): BpeEncoding {
-  return (encoding ??= createBpeEncoding('cl100k_base', cl100kRanks()));
+  if (encoding === null) encoding = createBpeEncoding('cl100k_base', cl100kRanks());
+  return encoding;
 }
 
 /** cl100k_base ranks by token id (the table the encoding is built from). */
 export function cl100kRanks(): readonly Cl100kRank[] {
-  return (ranks ??= loadBpeRanks('cl100k_base'));
+  if (ranks === null) ranks = loadBpeRanks('cl100k_base');
+  return ranks;
 }
 
 export function encodeText(text: string): number[] {

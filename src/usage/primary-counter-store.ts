@@ -41,7 +41,7 @@ export class PrimaryCounterStore implements CounterStore {
   private pending: Record<number, Waiter | undefined> = {};
   private readonly onMessage = (message: unknown) => {
     const reply = message as Reply;
-    if (!reply || reply.type !== 'tollgate-counter-reply') return;
+    if (reply?.type !== 'tollgate-counter-reply') return;
     const waiter = this.pending[reply.id];
     if (!waiter) return;
     delete this.pending[reply.id];
@@ -58,13 +58,14 @@ export class PrimaryCounterStore implements CounterStore {
   private call<T>(operation: Operation): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
+      if (!process.send) throw new Error('PrimaryCounterStore needs an IPC channel to the primary');
       const timer = setTimeout(() => {
         delete this.pending[id];
         reject(new Error('the primary process did not answer'));
       }, 5_000);
       this.pending[id] = { resolve: resolve as (value: unknown) => void, reject, timer };
       const request: Request = { type: 'tollgate-counter', id, operation };
-      process.send!(request, undefined, undefined, (error) => {
+      process.send(request, undefined, undefined, (error) => {
         if (!error) return;
         delete this.pending[id];
         clearTimeout(timer);
@@ -105,7 +106,7 @@ export class PrimaryCounterStore implements CounterStore {
 export function serveCounters(worker: Worker, store: MemoryCounterStore): void {
   worker.on('message', async (message: unknown) => {
     const request = message as Request;
-    if (!request || request.type !== 'tollgate-counter') return;
+    if (request?.type !== 'tollgate-counter') return;
     let reply: Reply;
     try {
       const operation = request.operation;

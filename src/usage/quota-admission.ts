@@ -11,12 +11,13 @@ import { periodWindow } from './budget-periods.js';
 import type { CounterReservation, CounterStore } from './counter-store.js';
 import { PolicyCache } from './policy-cache.js';
 
-interface Reserved {
-  item: CounterReservation;
-  kind: 'requests' | 'tokens' | 'budget';
-  /** Tokens reserved (to settle); 0 for request counters. */
-  tokens: number;
+/** A rate counter (rpm or tpm): its drain is always set. */
+interface RateReservation extends CounterReservation {
+  drainPerMs: number;
 }
+
+/** `tokens`: tokens reserved (to settle); 0 for request counters. */
+type Reserved = { kind: 'requests' | 'tokens'; item: RateReservation; tokens: number } | { kind: 'budget'; item: CounterReservation; tokens: number };
 
 const MINUTE = 60_000;
 
@@ -143,7 +144,7 @@ export class QuotaAdmission implements Admission {
       [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item),
     };
     // The bucket refills continuously: retry once enough of it has drained for this request.
-    const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs! / 1000));
+    const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs / 1000));
     return new GatewayError(
       `Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`,
       {
@@ -178,7 +179,7 @@ function neverPasses(entry: Reserved): GatewayError {
 }
 
 /** A per-minute limit as a rate counter: a bucket of `limit` that refills by `limit` a minute. */
-function rate(key: string, amount: number, limit: number): CounterReservation {
+function rate(key: string, amount: number, limit: number): RateReservation {
   return { key, amount, limit, expiresAt: null, drainPerMs: limit / MINUTE };
 }
 
@@ -188,28 +189,31 @@ function remainingOf(limit: number, value: number): number {
 }
 
 /** OpenAI's reset header: the time until the bucket is back to its full limit, e.g. "8.6s". */
-function resetOf(value: number, item: CounterReservation): string {
-  return `${Math.max(0, Math.ceil(value / item.drainPerMs! / 100) / 10)}s`;
+function resetOf(value: number, item: RateReservation): string {
+  return `${Math.max(0, Math.ceil(value / item.drainPerMs / 100) / 10)}s`;
 }
 
 /** OpenAI's x-ratelimit-* headers, for the most constrained requests and tokens limits. */
 function rateLimitHeaders(reserved: Reserved[], values: number[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const kind of ['requests', 'tokens'] as const) {
-    let best = -1;
+    let best: RateReservation | null = null;
+    let bestValue = 0;
     let bestRemaining = Infinity;
     for (let index = 0; index < reserved.length; index++) {
-      if (reserved[index].kind !== kind) continue;
-      const remaining = remainingOf(reserved[index].item.limit, values[index]);
+      const entry = reserved[index];
+      if (entry.kind !== kind) continue;
+      const remaining = remainingOf(entry.item.limit, values[index]);
       if (remaining < bestRemaining) {
-        best = index;
+        best = entry.item;
+        bestValue = values[index];
         bestRemaining = remaining;
       }
     }
-    if (best < 0) continue;
-    headers[`x-ratelimit-limit-${kind}`] = String(reserved[best].item.limit);
+    if (best === null) continue;
+    headers[`x-ratelimit-limit-${kind}`] = String(best.limit);
     headers[`x-ratelimit-remaining-${kind}`] = String(bestRemaining);
-    headers[`x-ratelimit-reset-${kind}`] = resetOf(values[best], reserved[best].item);
+    headers[`x-ratelimit-reset-${kind}`] = resetOf(bestValue, best);
   }
   return headers;
 }

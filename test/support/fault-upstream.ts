@@ -176,7 +176,8 @@ export class FaultUpstream {
         return void request.socket.resetAndDestroy();
       case 'reset-mid-stream':
         this.startAnswer(response, stream);
-        return this.later(50, () => request.socket.resetAndDestroy());
+        this.later(50, () => request.socket.resetAndDestroy());
+        return;
       case 'hang':
         return;
       case 'drip': {
@@ -192,7 +193,8 @@ export class FaultUpstream {
           index += 8;
           this.later(2, step);
         };
-        return step();
+        step();
+        return;
       }
       case 'drip-forever': {
         // A body that never ends: whitespace every 100 ms (valid JSON padding, SSE blank lines).
@@ -202,11 +204,13 @@ export class FaultUpstream {
           this.write(response, stream ? ': still here\n\n' : ' ');
           this.later(100, step);
         };
-        return step();
+        step();
+        return;
       }
       case 'stall-after-headers':
         // The headers and the start of the answer, then silence (the connection stays open).
-        return this.startAnswer(response, stream);
+        this.startAnswer(response, stream);
+        return;
       case '429':
         response.writeHead(429, { ...jsonHeaders, 'retry-after': '1' });
         return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));
@@ -249,7 +253,8 @@ export class FaultUpstream {
           }
           if (!response.destroyed) response.end('"}]}\n\n');
         };
-        return pump();
+        pump();
+        return;
       }
       case 'fast-forever': {
         // A stream that pushes text as fast as the reader takes it and never finishes.
@@ -260,7 +265,8 @@ export class FaultUpstream {
             if (!this.write(response, chunk)) return void response.once('drain', pump);
           }
         };
-        return pump();
+        pump();
+        return;
       }
     }
   }

@@ -103,7 +103,10 @@ export class MockUpstream {
   }
 
   private play(reply: Reply, request: IncomingMessage, response: ServerResponse, recorded: RecordedRequest): void {
-    if (typeof reply === 'function') return reply(request, response, recorded);
+    if (typeof reply === 'function') {
+      reply(request, response, recorded);
+      return;
+    }
     if ('hang' in reply && !('chunks' in reply)) return;
     if ('json' in reply) {
       response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });

@@ -111,9 +111,9 @@ export class CompletionView {
     if (tokens && tokens.length > 0) {
       if (!this.choices.querySelector('.legend')) this.choices.prepend(logprobLegend());
       const fragment = document.createDocumentFragment();
-      tokens.forEach((token, position) =>
-        fragment.append(tokenSpan(token, choice.logprobs?.token_logprobs?.[position], choice.logprobs?.top_logprobs?.[position])),
-      );
+      tokens.forEach((token, position) => {
+        fragment.append(tokenSpan(token, choice.logprobs?.token_logprobs?.[position], choice.logprobs?.top_logprobs?.[position]));
+      });
       panel.text.append(fragment);
     } else if (choice.text) {
       panel.text.append(document.createTextNode(choice.text));

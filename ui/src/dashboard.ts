@@ -45,6 +45,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
   const refresh = el('button', { type: 'button', id: 'refresh' }, 'Refresh');
   const status = el('span', { class: 'status', id: 'dashboard-status' });
   const error = el('div', { class: 'error-box', id: 'dashboard-error' });
+  const errorCard = el('div', { class: 'card', hidden: true }, error);
 
   const stats = el(
     'section',
@@ -65,7 +66,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
       'div',
       { class: 'grid' },
       el('div', { class: 'toolbar' }, admin ? accountPicker.wrapper : null, rangePicker.wrapper, metricPicker.wrapper, refresh, status),
-      el('div', { class: 'card', hidden: true }, error),
+      errorCard,
       stats,
       el('section', { class: 'card half' }, modelTitle, el('div', { class: 'chart-box' }, modelCanvas)),
       el('section', { class: 'card half' }, keyTitle, el('div', { class: 'chart-box' }, keyCanvas)),
@@ -74,7 +75,8 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     ),
   );
   const charts = { model: createUsageChart(modelCanvas), key: createUsageChart(keyCanvas) };
-  window.tollgate = { charts, data: null };
+  const exposed: NonNullable<Window['tollgate']> = { charts, data: null };
+  window.tollgate = exposed;
 
   let data: DashboardData | null = null;
   const draw = () => {
@@ -82,7 +84,11 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     const metric = metricPicker.input.value as Metric;
     const names = namesFor(accounts, data.limits.keys);
     const showAccount = admin && accountPicker.input.value === '';
-    for (const [field] of statFields) stats.querySelector(`[data-field="${field}"]`)!.textContent = formatInt(data.totals[field]);
+    for (const [field] of statFields) {
+      const value = stats.querySelector(`[data-field="${field}"]`);
+      if (!value) throw new Error(`The totals card has no ${field} field.`);
+      value.textContent = formatInt(data.totals[field]);
+    }
     const unit = metric === 'requests' ? 'requests' : 'tokens';
     modelTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by model`;
     keyTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by key`;
@@ -100,8 +106,8 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     status.textContent = 'Loading…';
     try {
       data = await loadDashboard(session, accountPicker.input.value, rangePicker.input.value as Bucket);
-      window.tollgate!.data = data;
-      error.parentElement!.hidden = true;
+      exposed.data = data;
+      errorCard.hidden = true;
       draw();
       status.textContent = `Updated ${new Date().toLocaleTimeString('en-GB')}`;
       app.dataset.loaded = String(Number(app.dataset.loaded ?? 0) + 1);
@@ -112,7 +118,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
         return;
       }
       error.textContent = caught instanceof Error ? caught.message : String(caught);
-      error.parentElement!.hidden = false;
+      errorCard.hidden = false;
       status.textContent = '';
     } finally {
       refresh.disabled = false;

@@ -115,7 +115,8 @@ function renderPlayground(app: HTMLElement, session: Session): void {
       }
       let usage: CompletionUsage | null = null;
       let ended = false;
-      for await (const item of readSse(response.body!)) {
+      if (!response.body) throw new Error('The gateway answered the stream with no body.');
+      for await (const item of readSse(response.body)) {
         if (item.kind === 'comment') {
           if (item.text === 'ping') pings++;
           status.textContent = `Streaming… ${timing()}`;

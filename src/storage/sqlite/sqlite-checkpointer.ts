@@ -38,7 +38,7 @@
  * in the same turn of the loop, the rest of the log is copied with SQLite's own flushes (by then
  * little is left unflushed) before the lock goes.
  */
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import Database from 'better-sqlite3';
 
 export interface CheckpointTiming {
@@ -70,7 +70,7 @@ interface CheckpointResult {
 
 /** fdatasync of one file on the thread pool; a file that is not there has nothing to flush. */
 async function flush(file: string): Promise<void> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch (error) {

@@ -133,7 +133,9 @@ export class UsageBatch {
       return;
     }
     this.busySince = null;
-    entries.forEach((entry, index) => entry.resolve(inserted[index]));
+    entries.forEach((entry, index) => {
+      entry.resolve(inserted[index]);
+    });
   }
 
   /** After a failed batch: one record in a transaction of its own (the ledger retries it if it fails). */

@@ -41,7 +41,8 @@ async function* merge(sources: readonly CallSource[], signal: AbortSignal, concu
     while (running.size < concurrency && next < sources.length) start();
     while (running.size > 0) {
       const settled = await Promise.race([...running.values()].map((call) => call.pending));
-      const call = running.get(settled.index)!;
+      const call = running.get(settled.index);
+      if (!call) throw new Error(`upstream call ${settled.index} settled but is not running`);
       if ('error' in settled) {
         running.delete(settled.index);
         throw settled.error;

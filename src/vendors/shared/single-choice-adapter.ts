@@ -55,7 +55,8 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     keyRequired: true,
   });
   if (!endpoint.offered) return endpoint.hint;
-  const apiKey = endpoint.apiKey!;
+  const apiKey = endpoint.apiKey;
+  if (apiKey === null) throw new Error(`resolveEndpoint offered '${vendor}' without the key it requires`);
   const baseUrl = endpoint.baseUrl.replace(/\/+$/, '');
   const catalogue = createModelCatalogue(vendor, spec.models, slice.models, {
     contextWindow: slice.unlistedContextWindow,

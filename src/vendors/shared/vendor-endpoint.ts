@@ -27,18 +27,18 @@ export function resolveEndpoint(input: EndpointInput): Endpoint {
   const missing: string[] = [];
   if (input.keyRequired && !apiKey) missing.push(keyVariable);
   if (!baseUrl) missing.push(baseVariable);
-  if (missing.length > 0) {
+  if (!baseUrl || missing.length > 0) {
     const what = input.keyRequired ? '' : ' (the URL of a server that needs no key)';
     return { offered: false, hint: `set ${missing.join(' and ')}${what} to enable the '${input.vendor}' vendor.` };
   }
   let parsed: URL;
   try {
-    parsed = new URL(baseUrl!);
+    parsed = new URL(baseUrl);
   } catch {
     throw new ConfigError(`${baseVariable} (or vendors.${input.vendor}.baseUrl) is not a URL: '${baseUrl}'`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${baseVariable}: '${baseUrl}' must be http or https`);
-  return { offered: true, baseUrl: baseUrl!, apiKey, keyVariable, apiVersion: input.vendorEnv[`${input.envPrefix}_API_VERSION`] ?? null };
+  return { offered: true, baseUrl, apiKey, keyVariable, apiVersion: input.vendorEnv[`${input.envPrefix}_API_VERSION`] ?? null };
 }
 
 /** `my-server` → `MY_SERVER`, the prefix of an operator-declared vendor's variables. */
