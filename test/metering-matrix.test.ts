@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { generateKey } from '../src/auth/api-keys.js';
 import type { UsageRecord } from '../src/storage/types.js';
 import { MockUpstream } from './support/mock-upstream.js';
 import { parseSse, startTestGateway, type TestGateway } from './support/test-gateway.js';
@@ -60,6 +61,7 @@ before(async () => {
     GEMINI_API_KEY: 'gm-test',
     GEMINI_BASE_URL: gemini.url,
     TOLLGATE_CONFIG: configPath,
+    TOLLGATE_POLICY_CACHE_MS: '0',
   });
 });
 
@@ -369,4 +371,33 @@ describe('metering: local', () => {
     assert.ok(outcome.record.completionTokens > 0 && outcome.record.completionTokens < 2000, `${outcome.record.completionTokens}`);
     assertMetered(outcome, { promptTokens: outcome.record.promptTokens, completionTokens: outcome.record.completionTokens, estimated: false });
   });
+});
+
+describe('metering: refusals before output cost no budget', () => {
+  for (const [name, policy] of [
+    ['a daily token budget', 'budget'],
+    ['a tokens-per-minute limit', 'tpm'],
+  ] as const) {
+    test(`${name}: a vendor error before output gives back the whole reservation`, async () => {
+      const storage = gateway.server.storage;
+      const account = await storage.createAccount(`refused-${policy}-${Math.random().toString(36).slice(2)}`);
+      const generated = generateKey();
+      await storage.createKey({ id: generated.id, accountId: account.id, name: null, prefix: generated.prefix, secretHash: generated.secretHash });
+      if (policy === 'budget') await storage.setBudget({ accountId: account.id, keyId: null, tokens: 110, period: 'day' });
+      else await storage.setRateLimit({ accountId: account.id, keyId: null, rpm: null, tpm: 110 });
+      const vendor = remote.anthropic;
+      vendor.mock.reset();
+      // Each request reserves its prompt (about 6 tokens) and 100 completion tokens: with anything kept from the refused one, the next would not fit in 110.
+      const body = JSON.stringify({ model: vendor.model, prompt, max_tokens: 100 });
+      const headers = { 'content-type': 'application/json', 'x-api-key': generated.key };
+      vendor.mock.reply({ status: 500, json: { error: { message: 'overloaded', type: 'error' } } });
+      const refused = await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers, body });
+      assert.equal(refused.status, 502, await refused.text());
+      vendor.mock.reply(vendor.wire.json({ texts: ['Fine'], usage: billed }));
+      const next = await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers, body });
+      assert.equal(next.status, 200, 'the refused request left the budget whole');
+      const report = await storage.queryUsage({ accountId: account.id });
+      assert.deepEqual([report.totals.requests, report.totals.promptTokens, report.totals.completionTokens], [2, billed.prompt, billed.completion]);
+    });
+  }
 });
