@@ -39,7 +39,7 @@ export function checkContextWindow(request: GenerationRequest, model: ModelInfo)
 
 /**
  * The counts, computed on first read. A class, not an object literal with getters: per-request
- * literals with getters made V8 keep the whole request through young-generation GCs (README,
+ * literals with getters made V8 keep the whole request through young-generation GCs (docs/performance.md,
  * "Objects that outlive their request").
  */
 class CountedContext implements ContextCheck {

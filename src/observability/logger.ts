@@ -33,7 +33,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
  * gateway's lines still leave promptly) is written to fd 1 with one `writeSync` on the event loop.
  *
  * Each write to a pipe costs the gateway far more than its bytes, measured under load with
- * bench/compare-builds (the gateway pinned to one core): sonic-boom's 8 KiB batches took ~11 µs a
+ * an A/B benchmark run (the gateway pinned to one core): sonic-boom's 8 KiB batches took ~11 µs a
  * request; 4 KiB batches on the event loop cost 6–7 µs a request more than 64 KiB ones.
  *
  * Not sonic-boom, which pino ships for this: its asynchronous mode sends each write through the

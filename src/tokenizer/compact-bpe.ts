@@ -3,7 +3,7 @@
  *
  * gpt-tokenizer keeps its ranks as 100k–200k strings in a `Map` (plus a merge cache of up to
  * 100,000 entries); built inside a gateway under load, cl100k cost ~12 MiB of peak RSS, and every
- * stream a client cancels needs it for its estimate (README, "Peak memory and first byte, session 16"). Here a
+ * stream a client cancels needs it for its estimate. Here a
  * table is one file of token bytes and their offsets (`npm run build` writes it from the library's
  * own ranks, scripts/build-token-ranks.js), read as it is, and an open-addressing hash of the ranks
  * over those bytes, all in typed arrays: ~2 MiB for cl100k, nothing for the garbage collector to walk.

@@ -36,7 +36,7 @@ export class PrimaryCounterStore implements CounterStore {
   /**
    * Calls waiting for the primary, by id. A plain object, not a Map: a long-lived Map that every
    * request's waiter was set in and deleted from kept whole requests alive through young-generation
-   * GCs once a full GC had promoted it (README, "Objects that outlive their request").
+   * GCs once a full GC had promoted it (docs/performance.md, "Objects that outlive their request").
    */
   private pending: Record<number, Waiter | undefined> = {};
   private readonly onMessage = (message: unknown) => {

@@ -36,7 +36,7 @@ export class PostgresUsageBatch {
   /**
    * Batches in flight. A count, not a Set of their promises: a long-lived Set that entries are
    * added to and deleted from is kept, table by table, through young-generation GCs once a full GC
-   * has promoted it (README, "Objects that outlive their request").
+   * has promoted it (docs/performance.md, "Objects that outlive their request").
    */
   private writes = 0;
   /** `settle` waiting for the batches in flight. */

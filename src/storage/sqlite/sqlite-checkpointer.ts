@@ -1,8 +1,7 @@
 /**
  * WAL checkpoints on the main thread, with their fsyncs on libuv's thread pool, so the disk's
  * flushes never block the event loop that serves requests and no second JavaScript environment is
- * needed (a worker thread for this cost ~8 MiB of RSS: its own V8 heap and Node start-up; README,
- * "Peak memory, session 19"). The ledger connection has autocheckpoint off.
+ * needed (a worker thread for this cost ~8 MiB of RSS: its own V8 heap and Node start-up). The ledger connection has autocheckpoint off.
  *
  * A checkpoint copies frames of the log into the database file. SQLite's own checkpoint, with
  * synchronous=NORMAL, flushes the log before copying and the database after, and only then marks

@@ -49,7 +49,7 @@ const busyTimeoutMs = 5_000;
  * Each connection's page cache, KiB: SQLite's own default. better-sqlite3 builds SQLite with 16 MiB
  * instead, and the ledger connection filled it as the table and its indexes grew (the largest
  * malloc user under the benchmark's load, 17 MiB at peak in heaptrack); at 2 MiB the peak RSS
- * fell ~18 MiB for +2.7% CPU a non-stream request (README, "Peak memory, session 15").
+ * fell ~18 MiB for +2.7% CPU a non-stream request.
  */
 export const pageCacheKiB = 2048;
 

@@ -15,7 +15,7 @@
  * Group commit: a commit costs ~50 µs of CPU however few records it holds, and each record ~15 µs
  * more (measured here: 55–74 µs a record one at a time, 26–27 at four a commit, 19 at sixteen). So
  * a batch waits for the next event-loop turn as long as each turn brings more records, for at most
- * `groupWaitMs` (2 ms; 1 ms cost 3–5% more CPU a stream in `compare-builds`): under load, when
+ * `groupWaitMs` (2 ms; 1 ms cost 3–5% more CPU a stream): under load, when
  * requests finish in every turn, several turns' records share one commit; a record alone in its
  * turn commits at the end of that turn, as before.
  */
