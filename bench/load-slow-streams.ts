@@ -1,4 +1,5 @@
 /** Many streams opened at once on undici, held, then aborted; every wait is bounded. */
+import { setMaxListeners } from 'node:events';
 import { Pool } from 'undici';
 import type { Target } from './load-cannon.js';
 
@@ -30,6 +31,8 @@ export async function openSlowStreams(job: SlowJob): Promise<SlowResult> {
   const pool = new Pool(url.origin, { connections: job.count, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
   const headers = { 'content-type': 'application/json', ...job.target.headers };
   const abort = new AbortController();
+  // One signal ends every stream of the run: it has a listener per open stream.
+  setMaxListeners(0, abort.signal);
   let opened = 0;
   let failed = 0;
   let endedEarly = 0;
