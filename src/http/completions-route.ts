@@ -73,6 +73,7 @@ async function streamRun(run: CompletionRun, reply: FastifyReply, signal: AbortS
     } else {
       if (toErrorResponse(error).status >= 500)
         options.logger.warn({ requestId: run.ids.requestId, completionId: run.ids.completionId, err: error }, 'stream failed before output');
+      sse.stop();
       writeError(reply.raw, headers, error);
     }
   }

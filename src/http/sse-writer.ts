@@ -14,25 +14,18 @@ export class SseWriter {
   private readonly headers: Record<string, string>;
   private readonly keepAlive: NodeJS.Timeout;
   private lastWriteAt = performance.now();
+  private readonly keepAliveIntervalMs: number;
   /** Writes are corked until the event loop's check phase (see `write`). */
   private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.response.uncork();
-  };
 
+  // The keep-alive timer and the uncork run shared functions with the writer as their argument:
+  // no closure per stream where the timer list reaches it (docs/performance.md, "Objects that outlive their request").
   constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
     this.response = response;
     this.headers = headers;
-    this.keepAlive = setInterval(
-      () => {
-        // A comment line: ignored by every SSE parser, keeps proxies and 60 s client timeouts from firing.
-        if (performance.now() - this.lastWriteAt >= keepAliveIntervalMs) this.write(': ping\n\n');
-      },
-      Math.max(50, Math.floor(keepAliveIntervalMs / 3)),
-    );
+    this.keepAliveIntervalMs = keepAliveIntervalMs;
+    this.keepAlive = setInterval(keepAliveTick, Math.max(50, Math.floor(keepAliveIntervalMs / 3)), this);
     this.keepAlive.unref();
-    response.once('close', () => clearInterval(this.keepAlive));
   }
 
   /** True once anything was written: from then on failures are error events, not HTTP errors. */
@@ -66,10 +59,27 @@ export class SseWriter {
 
   /** Ends the response, with a last piece of text. */
   end(text = ''): void {
-    clearInterval(this.keepAlive);
+    this.stop();
     if (this.response.writableEnded || this.response.destroyed) return;
     this.start();
     this.response.end(text);
+  }
+
+  /** Stops the keep-alives (the stream ended, or its response went away or was answered otherwise). */
+  stop(): void {
+    clearInterval(this.keepAlive);
+  }
+
+  /** A keep-alive tick: a comment line (ignored by every SSE parser) after a silent interval keeps proxies and 60 s client timeouts from firing. */
+  ping(): void {
+    if (this.response.writableEnded || this.response.destroyed) this.stop();
+    else if (performance.now() - this.lastWriteAt >= this.keepAliveIntervalMs) this.write(': ping\n\n');
+  }
+
+  /** Sends what was corked in this pass of the event loop. */
+  uncork(): void {
+    this.corked = false;
+    this.response.uncork();
   }
 
   /**
@@ -84,7 +94,7 @@ export class SseWriter {
     if (!this.corked) {
       this.corked = true;
       this.response.cork();
-      setImmediate(this.uncork);
+      setImmediate(uncorkWriter, this);
     }
     return this.response.write(text);
   }
@@ -96,4 +106,12 @@ export class SseWriter {
     this.headers['x-accel-buffering'] = 'no';
     this.response.writeHead(200, this.headers);
   }
+}
+
+function keepAliveTick(writer: SseWriter): void {
+  writer.ping();
+}
+
+function uncorkWriter(writer: SseWriter): void {
+  writer.uncork();
 }

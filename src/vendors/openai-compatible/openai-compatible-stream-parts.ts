@@ -54,7 +54,10 @@ export function openaiCompatibleStreamParts<Chunk extends OpenAICompatibleStream
       }
       const from = out.length;
       format.choices(chunk, out);
-      for (const part of out.slice(from)) if (part.type === 'finish') finished.add(part.choice);
+      for (let index = from; index < out.length; index++) {
+        const part = out[index];
+        if (part.type === 'finish') finished.add(part.choice);
+      }
       usage = format.usage(chunk) ?? usage;
     },
     end(out) {

@@ -10,25 +10,38 @@ import type { VendorError } from '../../errors/vendor-error.js';
 import { abortReason } from './abort.js';
 import { upstreamTimeout } from './map-upstream-error.js';
 
-/** The abort signal of one upstream call, with its whole-answer limit. */
+/**
+ * The abort signal of one upstream call, with its whole-answer limit. It is its own listener on
+ * the client's signal (`handleEvent`) and its timer runs a shared function: no closure per call
+ * where the timer list or the signal reach it (docs/performance.md, "Objects that outlive their request").
+ */
 export class CallAbort {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly client: AbortSignal;
+  private readonly vendor: string;
   private failure: VendorError | null = null;
-  private readonly onClientAbort = (): void => this.controller.abort(abortReason(this.client));
 
   /** @param client the caller's signal; @param answerMs the whole-answer limit */
   constructor(vendor: string, answerMs: number, client: AbortSignal) {
     this.client = client;
-    this.timer = setTimeout(() => {
-      this.failure = upstreamTimeout(vendor, 'waiting for an answer');
-      this.controller.abort(this.failure);
-    }, answerMs);
+    this.vendor = vendor;
+    this.timer = setTimeout(expire, answerMs, this);
     // The call's own socket keeps the process alive while it matters; the timer never does.
     this.timer.unref();
-    if (client.aborted) this.onClientAbort();
-    else client.addEventListener('abort', this.onClientAbort, { once: true });
+    if (client.aborted) this.handleEvent();
+    else client.addEventListener('abort', this, { once: true });
+  }
+
+  /** The client's signal fired (EventListener object). */
+  handleEvent(): void {
+    this.controller.abort(abortReason(this.client));
+  }
+
+  /** The whole-answer limit passed. */
+  expire(): void {
+    this.failure = upstreamTimeout(this.vendor, 'waiting for an answer');
+    this.controller.abort(this.failure);
   }
 
   /** Aborted when the client leaves or the whole-answer limit passes. */
@@ -49,6 +62,10 @@ export class CallAbort {
   /** The call is over: stop the timer and stop following the client's signal. */
   release(): void {
     clearTimeout(this.timer);
-    this.client.removeEventListener('abort', this.onClientAbort);
+    this.client.removeEventListener('abort', this);
   }
+}
+
+function expire(abort: CallAbort): void {
+  abort.expire();
 }
