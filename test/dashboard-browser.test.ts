@@ -12,7 +12,8 @@ import Fastify from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { generateKey } from '../src/auth/api-keys.js';
 import { loadConfig } from '../src/config/config.js';
-import { defaultUiDir, registerDashboardRoutes } from '../src/http/dashboard-routes.js';
+import { registerDashboardRoutes } from '../src/http/dashboard-routes.js';
+import { defaultUiDir } from '../src/http/dashboard-static.js';
 import type { UsageTotals } from '../src/storage/types.js';
 import { get, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 

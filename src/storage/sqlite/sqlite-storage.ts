@@ -8,11 +8,12 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { KeyWatchers } from '../key-watchers.js';
 import { randomId } from '../random-id.js';
-import type { Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageQuery, UsageRecord, UsageReport } from '../types.js';
-import { rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, usageColumns, usageValues, type AggregateRow, type UsageRow } from '../usage-row.js';
+import type { Account, ApiKey, ApiKeyWithHash, Budget, RateLimit, Storage, UsageRecord } from '../types.js';
+import { rowToUsage, usageColumns, usageValues, type UsageRow } from '../usage-row.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
 import { sqliteMigrations } from './sqlite-migrations.js';
 import { UsageBatch } from './sqlite-usage-batch.js';
+import { queryUsage, storedInstant } from './sqlite-usage-query.js';
 
 interface KeyRow {
   id: string;
@@ -23,8 +24,6 @@ interface KeyRow {
   created_at: string;
   revoked_at: string | null;
 }
-
-const groupExpressions = { model: 'model', day: 'substr(created_at, 1, 10)', key: 'key_id' } as const;
 
 export interface SqliteOptions {
   /** WAL frames at which the log is started over (default 16,384: 64 MiB); tests use a small one. */
@@ -261,42 +260,6 @@ function prepareStatements(db: Database.Database) {
     insertKey: db.prepare('INSERT INTO api_keys (id, account_id, name, prefix, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
     getKey: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
   };
-}
-
-function queryUsage(db: Database.Database, query: UsageQuery): UsageReport {
-  const clauses: string[] = [];
-  const values: unknown[] = [];
-  if (query.accountId) {
-    clauses.push('account_id = ?');
-    values.push(query.accountId);
-  }
-  if (query.since) {
-    clauses.push('created_at >= ?');
-    values.push(storedInstant(query.since));
-  }
-  if (query.until) {
-    clauses.push('created_at < ?');
-    values.push(storedInstant(query.until));
-  }
-  const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
-  const totals = rowToTotals(db.prepare(`SELECT ${usageAggregateSelect} FROM usage_records ${where}`).get(...values) as AggregateRow);
-  if (!query.groupBy) return { groups: [], totals };
-  const expression = groupExpressions[query.groupBy];
-  const rows = db
-    .prepare(`SELECT ${expression} AS group_value, ${usageAggregateSelect} FROM usage_records ${where} GROUP BY ${expression} ORDER BY ${expression}`)
-    .all(...values) as AggregateRow[];
-  return { groups: rows.map(rowToGroup), totals };
-}
-
-/**
- * Times are stored as `toISOString()` text, which compares correctly only with text of that exact
- * shape, so a bound like `…T00:00:00Z` or `…+09:00` is rewritten first. A time without an offset is
- * UTC, as on PostgreSQL; text that is not a date is left as it is.
- */
-function storedInstant(iso: string): string {
-  const zoned = !iso.includes('T') || /T.*(?:Z|[+-]\d\d(?::?\d\d)?)$/i.test(iso) ? iso : `${iso}Z`;
-  const time = Date.parse(zoned);
-  return Number.isNaN(time) ? iso : new Date(time).toISOString();
 }
 
 interface BudgetRow {
