@@ -281,6 +281,17 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
         assertMetered(outcome, vendor().nativeN ? exact({ prompt: 12, completion: 2 }) : exact({ prompt: 12, completion: 6 }));
       });
 
+      if (name === 'gemini') {
+        test(`${mode}, a timeout before output: nothing billed`, async () => {
+          // Silent past the whole-answer limit (responseTimeoutMs, 3 s here): the gateway gives up with a 504.
+          vendor().mock.reply({ hang: true });
+          const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, stream });
+          assert.equal(outcome.status, 504);
+          assert.equal(outcome.record.outcome, 'vendor_error');
+          assertMetered(outcome, nothing);
+        });
+      }
+
       if (name === 'openai') {
         test(`${mode}, token prompt echoed, no usage: the estimate counts the prompt's tokens once, not as completion`, async () => {
           const tokens = [464, 1614, 315, 279];
