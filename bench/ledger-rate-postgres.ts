@@ -15,6 +15,7 @@ import pg from 'pg';
 import { completionId } from '../src/completions/completion-id.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { UsageRecord } from '../src/storage/types.js';
+import { sampleUsageRecord } from './sample-usage-record.js';
 import { usageColumns, usageValues } from '../src/storage/usage-row.js';
 import { summarise } from './stats.js';
 
@@ -55,26 +56,7 @@ async function main(): Promise<void> {
   try {
     await storage.migrate();
     const account = await storage.createAccount('bench');
-    const record = (): UsageRecord => ({
-      requestId: completionId(),
-      accountId: account.id,
-      keyId: null,
-      model: 'openai/gpt-3.5-turbo-instruct',
-      vendor: 'openai',
-      promptTokens: 8,
-      completionTokens: 20,
-      totalTokens: 28,
-      cachedTokens: null,
-      reasoningTokens: null,
-      estimated: false,
-      stream: true,
-      outcome: 'success',
-      status: 200,
-      errorCode: null,
-      latencyMs: 1.5,
-      ttftMs: 0.8,
-      createdAt: new Date().toISOString(),
-    });
+    const record = (): UsageRecord => sampleUsageRecord(completionId(), account.id, null, true);
     const singleSql = `INSERT INTO usage_records (${usageColumns.join(', ')}) VALUES (${usageColumns.map((_, index) => `$${index + 1}`).join(', ')}) ON CONFLICT (request_id) DO NOTHING`;
     const write = options.single
       ? async (each: UsageRecord) => (await pool.query(singleSql, usageValues(each, false))).rowCount === 1

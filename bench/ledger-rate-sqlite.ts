@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { UsageRecord } from '../src/storage/types.js';
+import { sampleUsageRecord } from './sample-usage-record.js';
 import type { LedgerRateResult } from './ledger-rate.js';
 import { summarise } from './stats.js';
 
@@ -23,28 +24,9 @@ async function main(): Promise<void> {
     const account = await storage.createAccount('bench');
     const keyId = 'key_bench';
     await storage.createKey({ id: keyId, accountId: account.id, name: 'bench', prefix: 'tg_bench', secretHash: '0'.repeat(64) });
-    const record = (index: number): UsageRecord => ({
-      // Random ids land all over the request-id index: the worst case. The gateway's own ids begin
-      // with their time and land next to each other.
-      requestId: `cmpl-${randomBytes(18).toString('base64url')}`,
-      accountId: account.id,
-      keyId,
-      model: 'openai/gpt-3.5-turbo-instruct',
-      vendor: 'openai',
-      promptTokens: 8,
-      completionTokens: 20,
-      totalTokens: 28,
-      cachedTokens: null,
-      reasoningTokens: null,
-      estimated: false,
-      stream: index % 2 === 0,
-      outcome: 'success',
-      status: 200,
-      errorCode: null,
-      latencyMs: 1.5,
-      ttftMs: 0.8,
-      createdAt: new Date().toISOString(),
-    });
+    // Random ids land all over the request-id index: the worst case. The gateway's own ids begin
+    // with their time and land next to each other.
+    const record = (index: number): UsageRecord => sampleUsageRecord(`cmpl-${randomBytes(18).toString('base64url')}`, account.id, keyId, index % 2 === 0);
     const latencies: number[] = [];
     const started = performance.now();
     for (let index = 0; index < count; index++) {

@@ -7,6 +7,7 @@ import type { Caller } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Admission } from '../usage/admission.js';
 import type { VendorRegistry } from '../vendors/registry.js';
+import { noUsage } from '../vendors/usage.js';
 import { AdmissionAsk, prepareTarget, type RunIds } from './completion-target.js';
 import { CompletionRun } from './completion-run.js';
 import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
@@ -67,7 +68,7 @@ export class CompletionPipeline {
         model: seen.model ?? '',
         vendor: null,
         stream,
-        usage: { promptTokens: 0, completionTokens: 0, cachedTokens: null, reasoningTokens: null, estimated: false },
+        usage: noUsage(),
         end: { kind: 'failed', error },
         startedAt: seen.startedAt ?? performance.now(),
         firstTokenAt: null,

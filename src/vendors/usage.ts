@@ -2,7 +2,7 @@
 import type { Usage } from './types.js';
 
 /** Nothing billed: what a call the vendor refused before any output costs (unless it said otherwise). */
-export function noUsage(): Usage {
+export function noUsage(): Usage & { estimated: boolean } {
   return { promptTokens: 0, completionTokens: 0, cachedTokens: null, reasoningTokens: null, estimated: false };
 }
 
