@@ -90,58 +90,22 @@ export function malformedUrl(): GatewayError {
   });
 }
 
+/** A request body the gateway cannot read (400, or the `status` given). */
+function badBody(message: string, code: string, status = 400, cause?: unknown): GatewayError {
+  return new GatewayError(message, { status, type: 'invalid_request_error', code, cause });
+}
+
 /** Why a request body could not be read as JSON (the same errors whichever layer read it). */
 export const bodyErrors = {
-  unsupportedMediaType: () =>
-    new GatewayError("Unsupported content type: send the body as JSON with 'Content-Type: application/json'.", {
-      status: 415,
-      type: 'invalid_request_error',
-      code: 'unsupported_media_type',
-    }),
+  unsupportedMediaType: () => badBody("Unsupported content type: send the body as JSON with 'Content-Type: application/json'.", 'unsupported_media_type', 415),
   unsupportedEncoding: (encoding: string) =>
-    new GatewayError(`Unsupported Content-Encoding '${encoding}': send the body as gzip, deflate or identity.`, {
-      status: 415,
-      type: 'invalid_request_error',
-      code: 'unsupported_content_encoding',
-    }),
+    badBody(`Unsupported Content-Encoding '${encoding}': send the body as gzip, deflate or identity.`, 'unsupported_content_encoding', 415),
   /** The body claims an encoding its bytes do not follow (a broken gzip stream). */
-  undecodable: (encoding: string, cause: Error) =>
-    new GatewayError(`The request body is not valid ${encoding} data.`, {
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_content_encoding',
-      cause,
-    }),
-  tooLarge: () =>
-    new GatewayError('The request body is larger than the gateway accepts.', {
-      status: 413,
-      type: 'invalid_request_error',
-      code: 'request_too_large',
-    }),
-  empty: () =>
-    new GatewayError('The request body is empty; send a JSON object.', {
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_json',
-    }),
-  lengthMismatch: () =>
-    new GatewayError('The Content-Length header does not match the body.', {
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_request',
-    }),
-  invalidJson: () =>
-    new GatewayError('The request body is not valid JSON.', {
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_json',
-    }),
+  undecodable: (encoding: string, cause: Error) => badBody(`The request body is not valid ${encoding} data.`, 'invalid_content_encoding', 400, cause),
+  tooLarge: () => badBody('The request body is larger than the gateway accepts.', 'request_too_large', 413),
+  empty: () => badBody('The request body is empty; send a JSON object.', 'invalid_json'),
+  lengthMismatch: () => badBody('The Content-Length header does not match the body.', 'invalid_request'),
+  invalidJson: () => badBody('The request body is not valid JSON.', 'invalid_json'),
   /** The client went away (or broke the stream) mid-body. */
-  unreadable: (cause: Error) =>
-    new GatewayError(`The request body could not be read: ${cause.message}.`, {
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'invalid_request',
-      cause,
-    }),
+  unreadable: (cause: Error) => badBody(`The request body could not be read: ${cause.message}.`, 'invalid_request', 400, cause),
 };
