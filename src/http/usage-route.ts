@@ -37,39 +37,27 @@ export function parseUsageQuery(query: unknown): ParsedUsageQuery {
   };
 }
 
+/** The report's counts, as the JSON fields and CSV columns name them, in order. */
+const countColumns = [
+  ['requests', 'requests'],
+  ['prompt_tokens', 'promptTokens'],
+  ['completion_tokens', 'completionTokens'],
+  ['total_tokens', 'totalTokens'],
+  ['cached_tokens', 'cachedTokens'],
+  ['reasoning_tokens', 'reasoningTokens'],
+  ['estimated_requests', 'estimatedRequests'],
+] as const;
+
+type Totals = UsageReport['totals'];
+
 export function usageToCsv(report: UsageReport, groupBy: UsageGroupBy | undefined): string {
-  const header = [
-    groupBy ?? 'group',
-    'requests',
-    'prompt_tokens',
-    'completion_tokens',
-    'total_tokens',
-    'cached_tokens',
-    'reasoning_tokens',
-    'estimated_requests',
+  const row = (name: string, totals: Totals) => [name, ...countColumns.map(([, field]) => totals[field])];
+  const rows = [
+    [groupBy ?? 'group', ...countColumns.map(([column]) => column)],
+    ...(groupBy ? report.groups : []).map((group) => row(group.group ?? '', group)),
+    row('total', report.totals),
   ];
-  const rows = (groupBy ? report.groups : []).map((group) => [
-    group.group ?? '',
-    group.requests,
-    group.promptTokens,
-    group.completionTokens,
-    group.totalTokens,
-    group.cachedTokens,
-    group.reasoningTokens,
-    group.estimatedRequests,
-  ]);
-  const totals = report.totals;
-  rows.push([
-    'total',
-    totals.requests,
-    totals.promptTokens,
-    totals.completionTokens,
-    totals.totalTokens,
-    totals.cachedTokens,
-    totals.reasoningTokens,
-    totals.estimatedRequests,
-  ]);
-  return `${[header, ...rows].map((row) => row.map(csvCell).join(',')).join('\n')}\n`;
+  return `${rows.map((cells) => cells.map(csvCell).join(',')).join('\n')}\n`;
 }
 
 function csvCell(value: string | number): string {
@@ -79,15 +67,7 @@ function csvCell(value: string | number): string {
 
 export function usageToJson(accountId: string | null, query: ParsedUsageQuery, report: UsageReport) {
   const groupBy = query.groupBy;
-  const row = (totals: UsageReport['totals']) => ({
-    requests: totals.requests,
-    prompt_tokens: totals.promptTokens,
-    completion_tokens: totals.completionTokens,
-    total_tokens: totals.totalTokens,
-    cached_tokens: totals.cachedTokens,
-    reasoning_tokens: totals.reasoningTokens,
-    estimated_requests: totals.estimatedRequests,
-  });
+  const row = (totals: Totals) => Object.fromEntries(countColumns.map(([column, field]) => [column, totals[field]]));
   return {
     object: 'usage',
     account_id: accountId,
