@@ -92,7 +92,7 @@ const openaiUsage = (usage: Billed) => ({
 });
 
 /** With include_usage honoured every chunk carries `usage: null` until the usage chunk; a server that ignores it sends neither. */
-const usageField = (answer: WireAnswer) => (answer.usage ? { usage: null } : {});
+const usageField = (usage: Billed | null) => (usage ? { usage: null } : {});
 
 const openaiErrorKinds: Record<number, [string, string | null]> = {
   400: ['invalid_request_error', null],
@@ -107,32 +107,43 @@ function openaiErrorBody(status: number, message: string) {
   return { error: { message, type, param: null, code } };
 }
 
-const completion = { id: 'cmpl-AXq7rTb2kVm9LcP0sWd4Hn1Ye', object: 'text_completion', created: 1731400000, model: 'gpt-3.5-turbo-instruct' };
-const completionChunk = (answer: WireAnswer, index: number, text: string, finish: string | null) =>
-  sse({ ...completion, choices: [{ text, index, logprobs: null, finish_reason: finish }], system_fingerprint: 'fp_0ba0d124f1', ...usageField(answer) });
+const completion = {
+  id: 'cmpl-AXq7rTb2kVm9LcP0sWd4Hn1Ye',
+  object: 'text_completion',
+  created: 1731400000,
+  model: 'gpt-3.5-turbo-instruct',
+  system_fingerprint: 'fp_0ba0d124f1',
+};
+const completionChunk = (usage: Billed | null, index: number, text: string, finish: string | null) =>
+  sse({ ...completion, choices: [{ text, index, logprobs: null, finish_reason: finish }], ...usageField(usage) });
 
 export const openaiCompletions = wire({
   name: 'openai completions',
   reportsPromptEarly: false,
   body: (answer) => ({
     ...completion,
-    system_fingerprint: 'fp_0ba0d124f1',
     choices: answer.texts.map((text, index) => ({ text: whole(text), index, logprobs: null, finish_reason: finishOf(answer, index, 'stop') })),
     ...(answer.usage ? { usage: openaiUsage(answer.usage) } : {}),
   }),
   events: (answer) => [
-    ...answer.texts.flatMap((text, index) => pieces(text).map((piece) => completionChunk(answer, index, piece, null))),
-    ...answer.texts.map((_, index) => completionChunk(answer, index, '', finishOf(answer, index, 'stop'))),
-    ...(answer.usage ? [sse({ ...completion, choices: [], system_fingerprint: 'fp_0ba0d124f1', usage: openaiUsage(answer.usage) })] : []),
+    ...answer.texts.flatMap((text, index) => pieces(text).map((piece) => completionChunk(answer.usage, index, piece, null))),
+    ...answer.texts.map((_, index) => completionChunk(answer.usage, index, '', finishOf(answer, index, 'stop'))),
+    ...(answer.usage ? [sse({ ...completion, choices: [], usage: openaiUsage(answer.usage) })] : []),
     'data: [DONE]\n\n',
   ],
-  firstOutput: (text) => [completionChunk({ texts: [text], usage: null }, 0, text, null)],
+  firstOutput: (text, usage) => [completionChunk(usage, 0, text, null)],
   errorBody: openaiErrorBody,
 });
 
-const chat = { id: 'chatcmpl-AXq8Fz3nUe6KbR2tMw9Jd5Lp0', object: 'chat.completion.chunk', created: 1731400010, model: 'gpt-4o-mini-2024-07-18' };
-const chatChunk = (answer: WireAnswer, index: number, delta: Record<string, unknown>, finish: string | null) =>
-  sse({ ...chat, system_fingerprint: 'fp_9b78b61c52', choices: [{ index, delta, logprobs: null, finish_reason: finish }], ...usageField(answer) });
+const chat = {
+  id: 'chatcmpl-AXq8Fz3nUe6KbR2tMw9Jd5Lp0',
+  object: 'chat.completion.chunk',
+  created: 1731400010,
+  model: 'gpt-4o-mini-2024-07-18',
+  system_fingerprint: 'fp_9b78b61c52',
+};
+const chatChunk = (usage: Billed | null, index: number, delta: Record<string, unknown>, finish: string | null) =>
+  sse({ ...chat, choices: [{ index, delta, logprobs: null, finish_reason: finish }], ...usageField(usage) });
 const roleDelta = { role: 'assistant', content: '', refusal: null };
 
 export const openaiChat = wire({
@@ -141,7 +152,6 @@ export const openaiChat = wire({
   body: (answer) => ({
     ...chat,
     object: 'chat.completion',
-    system_fingerprint: 'fp_9b78b61c52',
     choices: answer.texts.map((text, index) => ({
       index,
       message: { role: 'assistant', content: whole(text), refusal: null },
@@ -152,14 +162,14 @@ export const openaiChat = wire({
   }),
   events: (answer) => [
     ...answer.texts.flatMap((text, index) => [
-      chatChunk(answer, index, roleDelta, null),
-      ...pieces(text).map((piece) => chatChunk(answer, index, { content: piece }, null)),
+      chatChunk(answer.usage, index, roleDelta, null),
+      ...pieces(text).map((piece) => chatChunk(answer.usage, index, { content: piece }, null)),
     ]),
-    ...answer.texts.map((_, index) => chatChunk(answer, index, {}, finishOf(answer, index, 'stop'))),
-    ...(answer.usage ? [sse({ ...chat, system_fingerprint: 'fp_9b78b61c52', choices: [], usage: openaiUsage(answer.usage) })] : []),
+    ...answer.texts.map((_, index) => chatChunk(answer.usage, index, {}, finishOf(answer, index, 'stop'))),
+    ...(answer.usage ? [sse({ ...chat, choices: [], usage: openaiUsage(answer.usage) })] : []),
     'data: [DONE]\n\n',
   ],
-  firstOutput: (text) => [chatChunk({ texts: [text], usage: null }, 0, roleDelta, null), chatChunk({ texts: [text], usage: null }, 0, { content: text }, null)],
+  firstOutput: (text, usage) => [chatChunk(usage, 0, roleDelta, null), chatChunk(usage, 0, { content: text }, null)],
   errorBody: openaiErrorBody,
 });
 
