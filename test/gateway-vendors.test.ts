@@ -8,8 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { anthropicMessages, openaiCompletions } from './support/vendor-wire.js';
 
 const VENDOR_KEY = 'sk-upstream-secret-123456';
 let gateway: TestGateway;
@@ -50,42 +51,12 @@ beforeEach(() => {
   anthropic.reset();
 });
 
-const completionChunk = (text: string, finish: string | null = null) => ({
-  id: 'cmpl-up',
-  object: 'text_completion',
-  created: 1,
-  model: 'gpt-3.5-turbo-instruct',
-  choices: [{ text, index: 0, logprobs: null, finish_reason: finish }],
-});
-const usageChunk = {
-  id: 'cmpl-up',
-  object: 'text_completion',
-  created: 1,
-  model: 'gpt-3.5-turbo-instruct',
-  choices: [],
-  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-};
-
-function anthropicStream(text: string[]): string[] {
-  return [
-    sse(
-      {
-        type: 'message_start',
-        message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 4, output_tokens: 1 } },
-      },
-      'message_start',
-    ),
-    sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
-    ...text.map((piece) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } }, 'content_block_delta')),
-    sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-    sse({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: text.length } }, 'message_delta'),
-    sse({ type: 'message_stop' }, 'message_stop'),
-  ];
-}
+/** What the mock OpenAI bills for a call (the ledger must show it). */
+const billed = { prompt: 3, completion: 2 };
 
 describe('openai through the gateway', () => {
   test('the upstream is always asked for usage; the extra chunk is stripped when the client did not ask', async () => {
-    openai.reply({ chunks: [sse(completionChunk('Hello')), sse(completionChunk(' world', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] });
+    openai.reply(openaiCompletions.stream({ texts: [['Hello', ' world']], usage: billed }));
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream: true });
     assert.equal(response.status, 200, response.text);
     assert.equal(openai.requests[0].body.stream_options.include_usage, true);
@@ -108,11 +79,7 @@ describe('openai through the gateway', () => {
   test('a long stream (more output than the socket buffer holds) arrives whole and ends with [DONE]', async () => {
     const pieces = Array.from({ length: 400 }, (_, index) => `piece ${String(index).padStart(3, '0')} ${'x'.repeat(80)}|`);
     // One upstream write: the gateway gets it in one or two reads and answers with one large write.
-    const events = [
-      ...pieces.map((piece, index) => sse(completionChunk(piece, index === pieces.length - 1 ? 'length' : null))),
-      sse(usageChunk),
-      'data: [DONE]\n\n',
-    ];
+    const events = openaiCompletions.events({ texts: [pieces], usage: billed, finishReasons: ['length'] });
     openai.reply({ chunks: [events.join('')] });
     const response = await post(
       gateway,
@@ -137,7 +104,7 @@ describe('openai through the gateway', () => {
   });
 
   test('with include_usage the client gets the vendor usage as the final chunk', async () => {
-    openai.reply({ chunks: [sse(completionChunk('Hi', 'length')), sse(usageChunk), 'data: [DONE]\n\n'] });
+    openai.reply(openaiCompletions.stream({ texts: [['Hi']], usage: billed, finishReasons: ['length'] }));
     const response = await post(gateway, '/v5/completions', {
       model: 'openai/gpt-3.5-turbo-instruct',
       prompt: 'x',
@@ -152,10 +119,7 @@ describe('openai through the gateway', () => {
   });
 
   test('vendor 401 → 502 that never reveals the vendor key; the ledger records a vendor error', async () => {
-    openai.reply({
-      status: 401,
-      json: { error: { message: `Incorrect API key provided: ${VENDOR_KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } },
-    });
+    openai.reply(openaiCompletions.error(401, `Incorrect API key provided: ${VENDOR_KEY}`));
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' });
     assert.equal(response.status, 502);
     assert.ok(!response.text.includes(VENDOR_KEY));
@@ -166,7 +130,7 @@ describe('openai through the gateway', () => {
   });
 
   test('vendor 429 → 429 with retry-after', async () => {
-    openai.reply({ status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down', type: 'rate_limit' } } });
+    openai.reply(openaiCompletions.error(429, 'slow down', { 'retry-after': '7' }));
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' });
     assert.equal(response.status, 429);
     assert.equal(response.headers.get('retry-after'), '7');
@@ -179,25 +143,16 @@ describe('openai through the gateway', () => {
       return match ? Number(match[1]) : 0;
     };
     const [ok, limited] = [await count('200'), await count('429')];
-    openai.reply({
-      json: {
-        id: 'cmpl-up',
-        object: 'text_completion',
-        created: 1,
-        model: 'gpt-3.5-turbo-instruct',
-        choices: [{ text: 'Hi', index: 0, logprobs: null, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
-    });
+    openai.reply(openaiCompletions.json({ texts: ['Hi'], usage: { prompt: 1, completion: 1 } }));
     assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 200);
-    openai.reply({ status: 429, json: { error: { message: 'slow down' } } });
+    openai.reply(openaiCompletions.error(429, 'slow down'));
     assert.equal((await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x' })).status, 429);
     assert.equal(await count('200'), ok + 1);
     assert.equal(await count('429'), limited + 1);
   });
 
   test('an error after output began is an SSE error event in the error shape, never a silent cut; tokens so far are metered', async () => {
-    openai.reply({ chunks: [sse(completionChunk('Partial answer that'))], destroyAfter: true });
+    openai.reply(openaiCompletions.breakAfterOutput('Partial answer that', billed));
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true });
     assert.equal(response.status, 200);
     const events = parseSse(response.text);
@@ -213,10 +168,7 @@ describe('openai through the gateway', () => {
   });
 
   test('a client that disconnects mid-stream aborts the upstream and the tokens so far are recorded as cancelled', async () => {
-    openai.reply({
-      chunks: [sse(completionChunk('one ')), sse(completionChunk('two ')), sse(completionChunk('three ')), sse(completionChunk('four '))],
-      delayMs: 300,
-    });
+    openai.reply(openaiCompletions.stream({ texts: [['one ', 'two ', 'three ', 'four ']], usage: billed }, { delayMs: 300 }));
     const controller = new AbortController();
     const response = await fetch(`${gateway.url}/v5/completions`, {
       method: 'POST',
@@ -244,7 +196,7 @@ describe('openai through the gateway', () => {
   });
 
   test('keep-alive comments flow while the upstream is silent', async () => {
-    openai.reply({ chunks: [sse(completionChunk('slow')), sse(completionChunk(' reply', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'], delayMs: 500 });
+    openai.reply(openaiCompletions.stream({ texts: [['slow', ' reply']], usage: billed }, { delayMs: 500 }));
     const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', stream: true });
     assert.match(response.text, /^: ping$/m);
     assert.ok(response.text.endsWith('event: done\ndata: [DONE]\n\n'));
@@ -253,7 +205,7 @@ describe('openai through the gateway', () => {
   test('a slow ledger holds [DONE], not the text: events waiting for it leave within one keep-alive interval', async () => {
     // The whole answer in one write with the end of the body, so the stream is done in one read.
     openai.reply({
-      text: [sse(completionChunk('all')), sse(completionChunk(' at once', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'].join(''),
+      text: openaiCompletions.events({ texts: [['all', ' at once']], usage: billed }).join(''),
       headers: { 'content-type': 'text/event-stream' },
     });
     const storage = gateway.server.storage;
@@ -291,7 +243,7 @@ describe('openai through the gateway', () => {
 
 describe('chat-only vendors and fallbacks', () => {
   test('anthropic: P prompts × n fan out to independent calls, header says what was emulated, chunks look like local ones', async () => {
-    anthropic.always({ chunks: anthropicStream(['Good', ' day']) });
+    anthropic.always(anthropicMessages.stream({ texts: [['Good', ' day']], usage: { prompt: 4, completion: 2 } }));
     const response = await post(gateway, '/v5/completions', {
       model: 'anthropic/claude-sonnet-4-5',
       prompt: ['First', 'Second'],
@@ -325,18 +277,8 @@ describe('chat-only vendors and fallbacks', () => {
   });
 
   test('an alias falls back to the next target when the first fails before output', async () => {
-    openai.always({ status: 503, json: { error: { message: 'overloaded' } } });
-    anthropic.always({
-      json: {
-        id: 'msg_2',
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-sonnet-4-5',
-        content: [{ type: 'text', text: 'Fallback' }],
-        stop_reason: 'end_turn',
-        usage: { input_tokens: 3, output_tokens: 1 },
-      },
-    });
+    openai.always(openaiCompletions.error(503, 'overloaded'));
+    anthropic.always(anthropicMessages.json({ texts: ['Fallback'], usage: { prompt: 3, completion: 1 } }));
     const response = await post(gateway, '/v5/completions', { model: 'resilient', prompt: 'x', max_tokens: 5 });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.body.choices[0].text, 'Fallback');
@@ -344,7 +286,6 @@ describe('chat-only vendors and fallbacks', () => {
     assert.ok(openai.requests.length >= 1);
     const record = await gateway.server.storage.getUsageRecord(response.body.id);
     assert.equal(record?.vendor, 'anthropic');
-    openai.always({ status: 500, json: { error: { message: 'no reply scripted' } } });
   });
 
   test('a vendor without its key is not offered and says which variable enables it', async () => {

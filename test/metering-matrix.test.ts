@@ -230,7 +230,7 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
 
       for (const status of [400, 401, 404, 429, 500]) {
         test(`${mode}, error ${status} before output: nothing billed`, async () => {
-          vendor().mock.reply({ status, json: { error: { message: `refused with ${status}`, type: 'error' } } });
+          vendor().mock.reply(vendor().wire.error(status, `refused with ${status}`));
           const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, stream });
           assert.ok(outcome.status >= 400, `${outcome.status}`);
           assert.equal(outcome.record.outcome, 'vendor_error');
@@ -401,7 +401,7 @@ describe('metering: refusals before output cost no budget', () => {
       // Each request reserves its prompt (about 6 tokens) and 100 completion tokens: with anything kept from the refused one, the next would not fit in 110.
       const body = JSON.stringify({ model: vendor.model, prompt, max_tokens: 100 });
       const headers = { 'content-type': 'application/json', 'x-api-key': generated.key };
-      vendor.mock.reply({ status: 500, json: { error: { message: 'overloaded', type: 'error' } } });
+      vendor.mock.reply(vendor.wire.error(500, 'overloaded'));
       const refused = await fetch(`${gateway.url}/v5/completions`, { method: 'POST', headers, body });
       assert.equal(refused.status, 502, await refused.text());
       vendor.mock.reply(vendor.wire.json({ texts: ['Fine'], usage: billed }));

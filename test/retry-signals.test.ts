@@ -11,6 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
 import { MockUpstream, type Reply } from './support/mock-upstream.js';
 import { post, startTestGateway, type JsonResponse, type TestGateway } from './support/test-gateway.js';
+import { openaiCompletions } from './support/vendor-wire.js';
 
 const LOCAL = 'local/tollgate-small';
 const VENDOR = 'openai/gpt-3.5-turbo-instruct';
@@ -57,50 +58,50 @@ describe('vendor answers before any output', () => {
   const rows: { name: string; reply: Reply; status: number; retry: boolean; retryAfter: string | null }[] = [
     {
       name: "the vendor refuses the gateway's credentials (401)",
-      reply: { status: 401, json: { error: { message: 'Incorrect API key provided' } } },
+      reply: openaiCompletions.error(401, 'Incorrect API key provided'),
       status: 502,
       retry: false,
       retryAfter: null,
     },
     {
       name: 'the vendor forbids the gateway (403)',
-      reply: { status: 403, json: { error: { message: 'Forbidden' } } },
+      reply: openaiCompletions.error(403, 'Forbidden'),
       status: 502,
       retry: false,
       retryAfter: null,
     },
     {
       name: 'the vendor rejects the request (400)',
-      reply: { status: 400, json: { error: { message: 'bad request' } } },
+      reply: openaiCompletions.error(400, 'bad request'),
       status: 400,
       retry: false,
       retryAfter: null,
     },
     {
       name: 'the vendor has no such model (404)',
-      reply: { status: 404, json: { error: { message: 'no such model' } } },
+      reply: openaiCompletions.error(404, 'no such model'),
       status: 404,
       retry: false,
       retryAfter: null,
     },
     {
       name: 'the vendor cannot process the request (422)',
-      reply: { status: 422, json: { error: { message: 'unprocessable' } } },
+      reply: openaiCompletions.error(422, 'unprocessable'),
       status: 400,
       retry: false,
       retryAfter: null,
     },
     {
       name: 'the vendor rate limits the gateway (429)',
-      reply: { status: 429, headers: { 'retry-after': '7' }, json: { error: { message: 'slow down' } } },
+      reply: openaiCompletions.error(429, 'slow down', { 'retry-after': '7' }),
       status: 429,
       retry: true,
       retryAfter: '7',
     },
-    { name: 'the vendor fails (500)', reply: { status: 500, json: { error: { message: 'boom' } } }, status: 502, retry: true, retryAfter: null },
+    { name: 'the vendor fails (500)', reply: openaiCompletions.error(500, 'boom'), status: 502, retry: true, retryAfter: null },
     {
       name: 'the vendor is overloaded and says when to come back (503)',
-      reply: { status: 503, headers: { 'retry-after': '3' }, json: { error: { message: 'overloaded' } } },
+      reply: openaiCompletions.error(503, 'overloaded', { 'retry-after': '3' }),
       status: 502,
       retry: true,
       retryAfter: '3',

@@ -9,16 +9,16 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
 import { spawnGateway } from './support/gateway-process.js';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
+import { openaiCompletions } from './support/vendor-wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-deadline-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('SIGTERM past the grace period: the cut stream is still metered, exit 0', async () => {
   const upstream = await MockUpstream.start();
-  const chunk = (text: string) =>
-    sse({ id: 'c', object: 'text_completion', created: 1, model: 'm', choices: [{ text, index: 0, logprobs: null, finish_reason: null }] });
-  upstream.always({ chunks: Array.from({ length: 40 }, (_, i) => chunk(`word${i} `)), delayMs: 200 });
+  const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+  upstream.always(openaiCompletions.stream({ texts: [words], usage: null }, { delayMs: 200 }));
   const dbPath = join(dir, 'tollgate.db');
   const gateway = await spawnGateway(
     {

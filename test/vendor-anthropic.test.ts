@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
 import {
   adapterOf,
   collect,
@@ -17,36 +17,17 @@ import {
   textOf,
   usages,
 } from './support/mock-upstream-helpers.js';
+import { fixture } from './support/vendor-fixtures.js';
+import { anthropicMessages } from './support/vendor-wire.js';
 
 const key = 'sk-ant-test-key-abcdef123456';
 const model = 'claude-sonnet-4-5';
 let upstream: MockUpstream;
 let adapter: VendorAdapter;
 
-function events(texts: string[], options: { stopReason?: string; usage?: Record<string, number>; splitLast?: boolean } = {}): string[] {
-  const start = {
-    type: 'message_start',
-    message: {
-      id: 'msg_01',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 40, ...options.usage },
-    },
-  };
-  return [
-    sse(start, 'message_start'),
-    sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
-    sse({ type: 'ping' }, 'ping'),
-    ...texts.map((text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta')),
-    sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-    sse({ type: 'message_delta', delta: { stop_reason: options.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: 9 } }, 'message_delta'),
-    sse({ type: 'message_stop' }, 'message_stop'),
-  ];
-}
+/** 55 prompt tokens, 40 of them read from the cache. */
+const billed = { prompt: 55, completion: 9, cached: 40 };
+const answerOf = (texts: string[], finishReason?: string) => ({ texts: [texts], usage: billed, finishReasons: finishReason ? [finishReason] : undefined });
 
 before(async () => {
   upstream = await MockUpstream.start();
@@ -59,7 +40,7 @@ after(async () => {
 });
 
 test('stream: exact outbound request and normalised usage with cache reads and writes', async () => {
-  upstream.reply({ chunks: events(['Hel', 'lo']) });
+  upstream.reply(fixture('anthropic/stream-cache-usage.sse'));
   const generation = request({ model, prompt: 'Say hello', maxTokens: 50, temperature: 0.5, topP: 0.9, stop: ['END'], user: 'user-7' });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, []);
   const parts = await collect(adapter, generation);
@@ -89,24 +70,13 @@ test('finish reasons: max_tokens → length, refusal → content_filter, stop_se
     ['refusal', 'content_filter'],
     ['stop_sequence', 'stop'],
   ]) {
-    upstream.reply({ chunks: events(['x'], { stopReason }) });
+    upstream.reply(anthropicMessages.stream(answerOf(['x'], stopReason)));
     assert.deepEqual(finishes(await collect(adapter, request({ model }))), { 0: expected });
   }
 });
 
 test('non-stream: non-stream upstream call, message parsed', async () => {
-  upstream.reply({
-    json: {
-      id: 'msg_02',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: 'Hi there' }],
-      stop_reason: 'max_tokens',
-      stop_sequence: null,
-      usage: { input_tokens: 5, output_tokens: 16, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
-    },
-  });
+  upstream.reply(fixture('anthropic/message-max-tokens.json'));
   const parts = await collect(adapter, request({ model, stream: false }));
   assert.equal(upstream.requests[0].body.stream, undefined);
   assert.equal(textOf(parts), 'Hi there');
@@ -116,7 +86,7 @@ test('non-stream: non-stream upstream call, message parsed', async () => {
 
 test('stop Anthropic rejects (whitespace-only) is enforced by the gateway across chunk boundaries, then the call is aborted', async () => {
   // "\n\n" arrives split over two SSE events (and two TCP writes); the upstream would keep going.
-  upstream.reply({ chunks: events(['Line one.\n', '\nLine two', ' and more']).slice(0, 5), delayMs: 5, hang: true });
+  upstream.reply({ chunks: anthropicMessages.events(answerOf(['Line one.\n', '\nLine two', ' and more'])).slice(0, 5), delayMs: 5, hang: true });
   const generation = request({ model, stop: ['\n\n', 'STOP'] });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['stop']);
   const parts = await collect(adapter, generation);
@@ -130,34 +100,27 @@ test('stop Anthropic rejects (whitespace-only) is enforced by the gateway across
 });
 
 test('stop split inside one event text and the next is caught too', async () => {
-  upstream.reply({ chunks: events(['abc EN', 'D tail']) });
+  upstream.reply(anthropicMessages.stream(answerOf(['abc EN', 'D tail'])));
   const parts = await collect(adapter, request({ model, stop: ['END', ' '] }));
   assert.equal(textOf(parts), 'abc');
 });
 
 test('prompt list fans out to independent concurrent calls; n emulated; one usage per call', async () => {
-  upstream.always((_incoming, response, recorded) => {
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(events([`<${recorded.body.messages[0].content}>`]).join(''));
-  });
-  try {
-    const generation = request({ model, prompt: ['first', 'second'], n: 2 });
-    assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n']);
-    const parts = await collect(adapter, generation);
-    assert.equal(upstream.requests.length, 4);
-    for (const sent of upstream.requests) assert.equal(sent.body.messages.length, 1, 'never one multi-message chat');
-    assert.deepEqual(
-      [0, 1, 2, 3].map((choice) => textOf(parts, choice)),
-      ['<first>', '<first>', '<second>', '<second>'],
-    );
-    assert.equal(usages(parts).length, 4);
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+  upstream.always({ answer: (recorded) => anthropicMessages.stream(answerOf([`<${recorded.body.messages[0].content}>`])) });
+  const generation = request({ model, prompt: ['first', 'second'], n: 2 });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n']);
+  const parts = await collect(adapter, generation);
+  assert.equal(upstream.requests.length, 4);
+  for (const sent of upstream.requests) assert.equal(sent.body.messages.length, 1, 'never one multi-message chat');
+  assert.deepEqual(
+    [0, 1, 2, 3].map((choice) => textOf(parts, choice)),
+    ['<first>', '<first>', '<second>', '<second>'],
+  );
+  assert.equal(usages(parts).length, 4);
 });
 
 test('echo without logprobs prepends the prompt', async () => {
-  upstream.reply({ chunks: events([' world']) });
+  upstream.reply(anthropicMessages.stream(answerOf([' world'])));
   const parts = await collect(adapter, request({ model, prompt: 'Hello', echo: true }));
   assert.equal(textOf(parts), 'Hello world');
 });
@@ -186,19 +149,14 @@ test('refusals name the parameter and the vendor; nothing is clamped', () => {
 });
 
 test('errors before output map by status; the key never leaks', async () => {
-  const cases: Array<[number, unknown, number, string]> = [
-    [
-      400,
-      { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } },
-      400,
-      'upstream_invalid_request',
-    ],
-    [401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } }, 502, 'upstream_auth_failed'],
-    [404, { type: 'error', error: { type: 'not_found_error', message: 'model: claude-nope' } }, 404, 'model_not_found'],
+  const cases: Array<[number, string, number, string]> = [
+    [400, 'messages: text content blocks must be non-empty', 400, 'upstream_invalid_request'],
+    [401, `invalid x-api-key ${key}`, 502, 'upstream_auth_failed'],
+    [404, 'model: claude-nope', 404, 'model_not_found'],
   ];
-  for (const [status, body, expected, code] of cases) {
+  for (const [status, message, expected, code] of cases) {
     upstream.reset();
-    upstream.reply({ status, json: body });
+    upstream.reply(anthropicMessages.error(status, message));
     const { error } = await collectUntilError(adapter, request({ model }));
     assert.ok(error instanceof VendorError);
     assert.deepEqual([error.status, error.code], [expected, code]);
@@ -209,20 +167,19 @@ test('errors before output map by status; the key never leaks', async () => {
 });
 
 test('529 overloaded is retried, then succeeds', async () => {
-  upstream.reply({ status: 529, json: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }, { chunks: events(['ok']) });
+  upstream.reply(anthropicMessages.error(529, 'Overloaded'), anthropicMessages.stream(answerOf(['ok'])));
   const parts = await collect(adapter, request({ model }));
   assert.equal(upstream.requests.length, 2);
   assert.equal(textOf(parts), 'ok');
 });
 
 test('error event before output is retried; error event after output is thrown, not retried', async () => {
-  const overloaded = sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error');
-  upstream.reply({ chunks: [events([])[0], overloaded] }, { chunks: events(['fine']) });
+  upstream.reply(fixture('anthropic/stream-overloaded-before-output.sse'), anthropicMessages.stream(answerOf(['fine'])));
   assert.equal(textOf(await collect(adapter, request({ model }))), 'fine');
   assert.equal(upstream.requests.length, 2);
 
   upstream.reset();
-  upstream.reply({ chunks: [...events(['partial']).slice(0, 4), overloaded] });
+  upstream.reply(fixture('anthropic/stream-overloaded-after-output.sse'));
   const { parts, error } = await collectUntilError(adapter, request({ model }));
   assert.equal(textOf(parts), 'partial');
   assert.ok(error instanceof VendorError);
@@ -232,13 +189,13 @@ test('error event before output is retried; error event after output is thrown, 
 });
 
 test('broken event → 502 VendorError', async () => {
-  upstream.reply({ chunks: [...events(['ok']).slice(0, 4), 'event: content_block_delta\ndata: {"type": "content_block_delta", "delta": \n\n'] });
+  upstream.reply(fixture('anthropic/stream-broken.sse'));
   const { error } = await collectUntilError(adapter, request({ model }));
   assert.deepEqual([error.status, error.code], [502, 'upstream_malformed']);
 });
 
 test('client abort: the upstream sees the connection close', async () => {
-  upstream.reply({ chunks: events(['one']).slice(0, 4), hang: true });
+  upstream.reply(anthropicMessages.hangAfterOutput('one', billed));
   const controller = new AbortController();
   const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).value?.[0]?.type, 'text-delta');
@@ -255,21 +212,15 @@ test('catalogue and enabling', () => {
 });
 
 test('fan-out: one call failing aborts its siblings (no call outlives the request)', async () => {
-  upstream.always((_incoming, response, recorded) => {
-    if (recorded.body.messages[0].content === 'bad') {
-      response.writeHead(400, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'bad prompt' } }));
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.write(events([])[0]);
+  // The good call gets its message_start, then waits for ever.
+  upstream.always({
+    answer: (recorded) =>
+      recorded.body.messages[0].content === 'bad'
+        ? anthropicMessages.error(400, 'bad prompt')
+        : { chunks: anthropicMessages.events(answerOf([])).slice(0, 1), hang: true },
   });
-  try {
-    const { error } = await collectUntilError(adapter, request({ model, prompt: ['good', 'bad'] }));
-    assert.equal(error.status, 400);
-    const sibling = upstream.requests.find((sent) => sent.body.messages[0].content === 'good');
-    assert.equal(await sibling!.closedEarly, true);
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+  const { error } = await collectUntilError(adapter, request({ model, prompt: ['good', 'bad'] }));
+  assert.equal(error.status, 400);
+  const sibling = upstream.requests.find((sent) => sent.body.messages[0].content === 'good');
+  assert.equal(await sibling!.closedEarly, true);
 });

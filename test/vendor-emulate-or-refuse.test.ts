@@ -17,6 +17,7 @@ import { openaiPreset } from '../src/vendors/openai/openai-preset.js';
 import { MockUpstream } from './support/mock-upstream.js';
 import { request } from './support/mock-upstream-helpers.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { anthropicMessages, geminiGenerateContent, openaiChat, openaiCompletions } from './support/vendor-wire.js';
 
 const KEY = 'sk-upstream-secret-654321';
 const transport = { connectTimeoutMs: 1000, idleTimeoutMs: 1500, responseTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 5, retryMaxDelayMs: 20 };
@@ -26,20 +27,14 @@ const mocks: Record<'openai' | 'anthropic' | 'gemini' | 'groq' | 'mistral', Mock
 
 /** Every mock answers with the seed it received as the text, so each choice shows its own seed. */
 function answerWithSeed(vendor: keyof typeof mocks): void {
-  mocks[vendor].always((_incoming, response, recorded) => {
-    const body = recorded.body;
-    const seed = String(body.seed ?? body.random_seed ?? body.generationConfig?.seed ?? '-');
-    const usage = { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 };
-    const json =
-      vendor === 'anthropic'
-        ? { content: [{ type: 'text', text: seed }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }
-        : vendor === 'gemini'
-          ? { candidates: [{ content: { parts: [{ text: seed }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } }
-          : vendor === 'openai' && !('messages' in body)
-            ? { choices: [{ index: 0, text: seed, finish_reason: 'stop' }], usage }
-            : { choices: Array.from({ length: body.n ?? 1 }, (_, index) => ({ index, message: { content: seed }, finish_reason: 'stop' })), usage };
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(json));
+  mocks[vendor].always({
+    answer: (recorded) => {
+      const body = recorded.body;
+      const seed = String(body.seed ?? body.random_seed ?? body.generationConfig?.seed ?? '-');
+      const wire =
+        vendor === 'anthropic' ? anthropicMessages : vendor === 'gemini' ? geminiGenerateContent : 'messages' in body ? openaiChat : openaiCompletions;
+      return wire.json({ texts: Array.from({ length: body.n ?? 1 }, () => seed), usage: { prompt: 3, completion: 1 } });
+    },
   });
 }
 

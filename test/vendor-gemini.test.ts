@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createGeminiAdapter } from '../src/vendors/gemini/gemini-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
 import {
   adapterOf,
   collect,
@@ -17,30 +17,15 @@ import {
   textOf,
   usages,
 } from './support/mock-upstream-helpers.js';
+import { fixture } from './support/vendor-fixtures.js';
+import { geminiGenerateContent } from './support/vendor-wire.js';
 
 const key = 'AIzaSyTestKey0123456789';
 const model = 'gemini-2.5-flash';
 let upstream: MockUpstream;
 let adapter: VendorAdapter;
 
-const candidateChunk = (text: string, finishReason?: string, usage?: Record<string, number>) => ({
-  candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(finishReason ? { finishReason } : {}), index: 0 }],
-  usageMetadata: { promptTokenCount: 8, totalTokenCount: 8, ...usage },
-  modelVersion: model,
-  responseId: 'resp-1',
-});
-const stream = (texts: string[], finishReason = 'STOP') => [
-  ...texts.slice(0, -1).map((text) => sse(candidateChunk(text))),
-  sse(
-    candidateChunk(texts[texts.length - 1], finishReason, {
-      promptTokenCount: 8,
-      candidatesTokenCount: 5,
-      cachedContentTokenCount: 4,
-      thoughtsTokenCount: 20,
-      totalTokenCount: 33,
-    }),
-  ),
-];
+const billed = { prompt: 8, completion: 5 };
 
 before(async () => {
   upstream = await MockUpstream.start();
@@ -53,7 +38,7 @@ after(async () => {
 });
 
 test('stream: exact outbound request, text, usage with cached and thoughts (= reasoning) tokens', async () => {
-  upstream.reply({ chunks: stream(['Hel', 'lo']) });
+  upstream.reply(fixture('gemini/stream-thinking.sse'));
   const generation = request({
     model,
     prompt: 'Greet',
@@ -87,7 +72,7 @@ test('non-stream: :generateContent, finish reasons mapped', async () => {
     ['STOP', 'stop'],
   ]) {
     upstream.reset();
-    upstream.reply({ json: candidateChunk('whole answer', reason, { candidatesTokenCount: 2 }) });
+    upstream.reply(geminiGenerateContent.json({ texts: ['whole answer'], usage: { prompt: 8, completion: 2 }, finishReasons: [reason] }));
     const parts = await collect(adapter, request({ model, stream: false }));
     assert.equal(upstream.requests[0].url, `/v1beta/models/${model}:generateContent`);
     assert.equal(textOf(parts), 'whole answer');
@@ -97,30 +82,26 @@ test('non-stream: :generateContent, finish reasons mapped', async () => {
 });
 
 test('blocked prompt (no candidates, promptFeedback.blockReason) → content_filter', async () => {
-  upstream.reply({ json: { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } } });
+  upstream.reply(fixture('gemini/blocked-prompt.json'));
   const parts = await collect(adapter, request({ model, stream: false }));
   assert.deepEqual(finishes(parts), { 0: 'content_filter' });
   assert.equal(textOf(parts), '');
 });
 
 test('n emulated with parallel calls (seed + j), prompt list fan-out, echo prepended', async () => {
-  upstream.always((_incoming, response, recorded) => {
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(stream([`(${recorded.body.contents[0].parts[0].text}:${recorded.body.generationConfig.seed})`]).join(''));
+  upstream.always({
+    answer: (recorded) =>
+      geminiGenerateContent.stream({ texts: [`(${recorded.body.contents[0].parts[0].text}:${recorded.body.generationConfig.seed})`], usage: billed }),
   });
-  try {
-    const generation = request({ model, prompt: ['p', 'q'], n: 3, seed: 100, echo: true });
-    assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n', 'echo']);
-    const parts = await collect(adapter, generation);
-    assert.equal(upstream.requests.length, 6);
-    assert.deepEqual(
-      [0, 1, 2, 3, 4, 5].map((choice) => textOf(parts, choice)),
-      ['p(p:100)', 'p(p:101)', 'p(p:102)', 'q(q:100)', 'q(q:101)', 'q(q:102)'],
-    );
-    assert.equal(usages(parts).length, 6);
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+  const generation = request({ model, prompt: ['p', 'q'], n: 3, seed: 100, echo: true });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, model)).emulated, ['prompt', 'n', 'echo']);
+  const parts = await collect(adapter, generation);
+  assert.equal(upstream.requests.length, 6);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((choice) => textOf(parts, choice)),
+    ['p(p:100)', 'p(p:101)', 'p(p:102)', 'q(q:100)', 'q(q:101)', 'q(q:102)'],
+  );
+  assert.equal(usages(parts).length, 6);
 });
 
 test('refusals name the parameter and the vendor', () => {
@@ -142,61 +123,37 @@ test('refusals name the parameter and the vendor', () => {
 });
 
 test('errors before output: invalid key (400 API_KEY_INVALID) → 502, 404 → model_not_found, 429 RetryInfo → retry-after', async () => {
-  upstream.reply({
-    status: 400,
-    json: {
-      error: {
-        code: 400,
-        message: 'API key not valid. Please pass a valid API key.',
-        status: 'INVALID_ARGUMENT',
-        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }],
-      },
-    },
-  });
+  upstream.reply(fixture('gemini/error-api-key-invalid.json', { status: 400 }));
   let { error } = await collectUntilError(adapter, request({ model }));
   assert.deepEqual([error.status, error.code], [502, 'upstream_auth_failed']);
   assert.match(error.message, /GEMINI_API_KEY/);
 
   upstream.reset();
-  upstream.reply({ status: 404, json: { error: { code: 404, message: 'models/gemini-9 is not found for API version v1beta', status: 'NOT_FOUND' } } });
+  upstream.reply(fixture('gemini/error-model-not-found.json', { status: 404 }));
   ({ error } = await collectUntilError(adapter, request({ model: 'gemini-9' })));
   assert.deepEqual([error.status, error.code], [404, 'model_not_found']);
 
   upstream.reset();
-  upstream.always({
-    status: 429,
-    json: {
-      error: {
-        code: 429,
-        message: 'Resource has been exhausted',
-        status: 'RESOURCE_EXHAUSTED',
-        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }],
-      },
-    },
-  });
-  try {
-    ({ error } = await collectUntilError(adapter, request({ model })));
-    assert.deepEqual([error.status, error.retryAfterSeconds, error.headers['retry-after']], [429, 37, '37']);
-    assert.equal(upstream.requests.length, 1, '37 s exceeds maxRetryAfterMs: not waited for');
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+  upstream.always(fixture('gemini/error-quota-retry-delay.json', { status: 429 }));
+  ({ error } = await collectUntilError(adapter, request({ model })));
+  assert.deepEqual([error.status, error.retryAfterSeconds, error.headers['retry-after']], [429, 37, '37']);
+  assert.equal(upstream.requests.length, 1, '37 s exceeds maxRetryAfterMs: not waited for');
 
   upstream.reset();
-  upstream.reply({ status: 400, json: { error: { code: 400, message: 'Invalid value at generation_config.temperature', status: 'INVALID_ARGUMENT' } } });
+  upstream.reply(fixture('gemini/error-invalid-temperature.json', { status: 400 }));
   ({ error } = await collectUntilError(adapter, request({ model })));
   assert.equal(error.status, 400);
   assert.equal(error.message, "The 'gemini' vendor rejected the request: Invalid value at generation_config.temperature");
 });
 
 test('500 retried then success', async () => {
-  upstream.reply({ status: 500, json: { error: { code: 500, message: 'Internal error', status: 'INTERNAL' } } }, { chunks: stream(['ok']) });
+  upstream.reply(geminiGenerateContent.error(500, 'Internal error'), geminiGenerateContent.stream({ texts: ['ok'], usage: billed }));
   assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');
   assert.equal(upstream.requests.length, 2);
 });
 
 test('error after output and broken chunk → VendorError from the iterator, not retried', async () => {
-  upstream.reply({ chunks: [sse(candidateChunk('so far')), sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })] });
+  upstream.reply(fixture('gemini/stream-error-after-output.sse'));
   let { parts, error } = await collectUntilError(adapter, request({ model }));
   assert.equal(textOf(parts), 'so far');
   assert.ok(error instanceof VendorError);
@@ -205,14 +162,14 @@ test('error after output and broken chunk → VendorError from the iterator, not
   assert.equal(upstream.requests.length, 1);
 
   upstream.reset();
-  upstream.reply({ chunks: [sse(candidateChunk('a')), 'data: {"candidates": [{"content": \n\n'] });
+  upstream.reply(fixture('gemini/stream-broken.sse'));
   ({ parts, error } = await collectUntilError(adapter, request({ model })));
   assert.deepEqual([error.status, error.code], [502, 'upstream_malformed']);
   assert.equal(upstream.requests.length, 1);
 });
 
 test('client abort: the upstream sees the connection close', async () => {
-  upstream.reply({ chunks: [sse(candidateChunk('one'))], hang: true });
+  upstream.reply(geminiGenerateContent.hangAfterOutput('one', billed));
   const controller = new AbortController();
   const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).value?.[0]?.type, 'text-delta');
@@ -226,7 +183,7 @@ test('idle timeout mid-stream after output → 504 VendorError', async () => {
   const slow = adapterOf(
     createGeminiAdapter(testConfig({ GEMINI_API_KEY: key, GEMINI_BASE_URL: upstream.url }, { gemini: { ...fastTransport, idleTimeoutMs: 150 } })),
   );
-  upstream.reply({ chunks: [sse(candidateChunk('start'))], hang: true });
+  upstream.reply(geminiGenerateContent.hangAfterOutput('start', billed));
   const { parts, error } = await collectUntilError(slow, request({ model }));
   await slow.close?.();
   assert.equal(textOf(parts), 'start');

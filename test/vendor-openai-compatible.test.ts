@@ -5,8 +5,10 @@ import { ConfigError } from '../src/config/config.js';
 import { createOpenAIAdapter } from '../src/vendors/openai/openai-adapter.js';
 import { createOpenAICompatibleAdapters } from '../src/vendors/openai-compatible/create-openai-compatible-adapters.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
 import { collect, collectUntilError, fastTransport, finishes, modelOf, request, testConfig, textOf, usages } from './support/mock-upstream-helpers.js';
+import { fixture } from './support/vendor-fixtures.js';
+import { openaiChat, openaiCompletions } from './support/vendor-wire.js';
 
 let upstream: MockUpstream;
 const opened: VendorAdapter[] = [];
@@ -23,17 +25,7 @@ function only(vendorEnv: Record<string, string>, name: string, vendors: Record<s
   return adapter;
 }
 
-const completionChunks = (text: string, usage = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 }) => [
-  sse({ choices: [{ index: 0, text, finish_reason: null }] }),
-  sse({ choices: [{ index: 0, text: '', finish_reason: 'stop' }] }),
-  sse({ choices: [], usage }),
-  'data: [DONE]\n\n',
-];
-const chatChunks = (text: string) => [
-  sse({ choices: [{ index: 0, delta: { role: 'assistant', content: text }, finish_reason: null }] }),
-  sse({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], x_groq: { usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } } }),
-  'data: [DONE]\n\n',
-];
+const billed = { prompt: 2, completion: 1 };
 
 before(async () => {
   upstream = await MockUpstream.start();
@@ -60,7 +52,7 @@ test('which vendors are offered: keyed presets need their key, keyless servers t
 
 test('azure: deployment URL with api-version, api-key header, no model in the body', async () => {
   const adapter = only({ AZURE_OPENAI_API_KEY: 'az-key', AZURE_OPENAI_BASE_URL: upstream.url, AZURE_OPENAI_API_VERSION: '2024-06-01' }, 'azure');
-  upstream.reply({ chunks: completionChunks('ok') });
+  upstream.reply(openaiCompletions.stream({ texts: ['ok'], usage: billed }));
   const parts = await collect(adapter, request({ model: 'my-instruct', prompt: 'Hi', n: 2, logprobs: 1 }));
   const sent = upstream.requests[0];
   assert.equal(sent.url, '/openai/deployments/my-instruct/completions?api-version=2024-06-01');
@@ -74,12 +66,7 @@ test('azure: chat deployments declared in config use chat/completions', async ()
   const adapter = only({ AZURE_OPENAI_API_KEY: 'az-key', AZURE_OPENAI_BASE_URL: upstream.url }, 'azure', {
     azure: { ...fastTransport, models: [{ name: 'gpt4o-prod', completions: 'chat', contextWindow: 128000 }] },
   });
-  upstream.reply({
-    json: {
-      choices: [{ index: 0, message: { role: 'assistant', content: 'hey' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    },
-  });
+  upstream.reply(openaiChat.json({ texts: ['hey'], usage: { prompt: 1, completion: 1 } }));
   const parts = await collect(adapter, request({ model: 'gpt4o-prod', stream: false }));
   assert.equal(upstream.requests[0].url, '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21');
   assert.equal(textOf(parts), 'hey');
@@ -88,30 +75,23 @@ test('azure: chat deployments declared in config use chat/completions', async ()
 
 test('ollama: keyless; prompt list fans out to independent calls, n emulated, echo prepended', async () => {
   const adapter = only({ OLLAMA_BASE_URL: upstream.url }, 'ollama');
-  upstream.always((_incoming, response, recorded) => {
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.end(completionChunks(`[${recorded.body.prompt}|${recorded.body.seed}]`).join(''));
-  });
-  try {
-    const generation = request({ model: 'llama3.2', prompt: ['A', 'B'], n: 2, echo: true, seed: 7 });
-    assert.deepEqual(adapter.prepare(generation, modelOf(adapter, 'llama3.2')).emulated, ['prompt', 'n', 'echo']);
-    const parts = await collect(adapter, generation);
-    assert.equal(upstream.requests.length, 4);
-    for (const sent of upstream.requests) {
-      assert.equal(sent.headers.authorization, undefined);
-      assert.equal(typeof sent.body.prompt, 'string', 'each prompt is its own call');
-      assert.equal(sent.body.n, undefined);
-      assert.equal(sent.body.echo, undefined);
-    }
-    assert.equal(textOf(parts, 0), 'A[A|7]');
-    assert.equal(textOf(parts, 1), 'A[A|8]');
-    assert.equal(textOf(parts, 2), 'B[B|7]');
-    assert.equal(textOf(parts, 3), 'B[B|8]');
-    assert.deepEqual(finishes(parts), { 0: 'stop', 1: 'stop', 2: 'stop', 3: 'stop' });
-    assert.equal(usages(parts).length, 4, 'one usage part per upstream call');
-  } finally {
-    upstream.always({ status: 500, json: {} });
+  upstream.always({ answer: (recorded) => openaiCompletions.stream({ texts: [`[${recorded.body.prompt}|${recorded.body.seed}]`], usage: billed }) });
+  const generation = request({ model: 'llama3.2', prompt: ['A', 'B'], n: 2, echo: true, seed: 7 });
+  assert.deepEqual(adapter.prepare(generation, modelOf(adapter, 'llama3.2')).emulated, ['prompt', 'n', 'echo']);
+  const parts = await collect(adapter, generation);
+  assert.equal(upstream.requests.length, 4);
+  for (const sent of upstream.requests) {
+    assert.equal(sent.headers.authorization, undefined);
+    assert.equal(typeof sent.body.prompt, 'string', 'each prompt is its own call');
+    assert.equal(sent.body.n, undefined);
+    assert.equal(sent.body.echo, undefined);
   }
+  assert.equal(textOf(parts, 0), 'A[A|7]');
+  assert.equal(textOf(parts, 1), 'A[A|8]');
+  assert.equal(textOf(parts, 2), 'B[B|7]');
+  assert.equal(textOf(parts, 3), 'B[B|8]');
+  assert.deepEqual(finishes(parts), { 0: 'stop', 1: 'stop', 2: 'stop', 3: 'stop' });
+  assert.equal(usages(parts).length, 4, 'one usage part per upstream call');
 });
 
 test('ollama: refuses what it cannot honour, naming param and vendor', () => {
@@ -159,15 +139,7 @@ test('vllm: max_tokens 0 is answered by the gateway with no call; with logprobs 
 
 test('vllm: optional key sent as bearer; token prompts and prompt lists native', async () => {
   const adapter = only({ VLLM_BASE_URL: upstream.url, VLLM_API_KEY: 'vk' }, 'vllm');
-  upstream.reply({
-    json: {
-      choices: [
-        { index: 0, text: 'x', finish_reason: 'length' },
-        { index: 1, text: 'y', finish_reason: 'stop' },
-      ],
-      usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 },
-    },
-  });
+  upstream.reply(fixture('vllm/completion-token-prompts.json'));
   const parts = await collect(
     adapter,
     request({
@@ -187,39 +159,30 @@ test('vllm: optional key sent as bearer; token prompts and prompt lists native',
 
 test('groq: chat-only preset, n emulated with parallel chat calls, usage from x_groq', async () => {
   const adapter = only({ GROQ_API_KEY: 'gk', GROQ_BASE_URL: upstream.url }, 'groq');
-  upstream.always({ chunks: chatChunks('hi') });
-  try {
-    const parts = await collect(adapter, request({ model: 'llama-3.3-70b-versatile', n: 3, stop: ['.'] }));
-    assert.equal(upstream.requests.length, 3);
-    const sent = upstream.requests[0];
-    assert.equal(sent.url, '/v1/chat/completions');
-    assert.equal(sent.headers.authorization, 'Bearer gk');
-    assert.deepEqual(sent.body, {
-      model: 'llama-3.3-70b-versatile',
-      messages: [{ role: 'user', content: 'Say hi' }],
-      max_tokens: 16,
-      stop: ['.'],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    assert.deepEqual([textOf(parts, 0), textOf(parts, 1), textOf(parts, 2)], ['hi', 'hi', 'hi']);
-    assert.deepEqual(
-      usages(parts).map((usage) => usage.promptTokens),
-      [4, 4, 4],
-    );
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+  upstream.always(fixture('groq/chat-stream-x-groq-usage.sse'));
+  const parts = await collect(adapter, request({ model: 'llama-3.3-70b-versatile', n: 3, stop: ['.'] }));
+  assert.equal(upstream.requests.length, 3);
+  const sent = upstream.requests[0];
+  assert.equal(sent.url, '/v1/chat/completions');
+  assert.equal(sent.headers.authorization, 'Bearer gk');
+  assert.deepEqual(sent.body, {
+    model: 'llama-3.3-70b-versatile',
+    messages: [{ role: 'user', content: 'Say hi' }],
+    max_tokens: 16,
+    stop: ['.'],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  assert.deepEqual([textOf(parts, 0), textOf(parts, 1), textOf(parts, 2)], ['hi', 'hi', 'hi']);
+  assert.deepEqual(
+    usages(parts).map((usage) => usage.promptTokens),
+    [4, 4, 4],
+  );
 });
 
 test('mistral: seed is random_seed, no stream_options (usage arrives unasked)', async () => {
   const adapter = only({ MISTRAL_API_KEY: 'mk', MISTRAL_BASE_URL: upstream.url }, 'mistral');
-  upstream.reply({
-    chunks: [
-      sse({ choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
-      'data: [DONE]\n\n',
-    ],
-  });
+  upstream.reply(fixture('mistral/chat-stream.sse'));
   const parts = await collect(adapter, request({ model: 'mistral-small-latest', seed: 3 }));
   assert.equal(upstream.requests[0].body.random_seed, 3);
   assert.equal(upstream.requests[0].body.seed, undefined);
@@ -229,12 +192,7 @@ test('mistral: seed is random_seed, no stream_options (usage arrives unasked)', 
 
 test('deepseek: chat path without /v1, cache hits reported as cached tokens', async () => {
   const adapter = only({ DEEPSEEK_API_KEY: 'dk', DEEPSEEK_BASE_URL: upstream.url }, 'deepseek');
-  upstream.reply({
-    json: {
-      choices: [{ index: 0, message: { content: 'x' }, finish_reason: 'length' }],
-      usage: { prompt_tokens: 10, completion_tokens: 1, prompt_cache_hit_tokens: 8, completion_tokens_details: { reasoning_tokens: 5 } },
-    },
-  });
+  upstream.reply(fixture('deepseek/chat-reasoner.json'));
   const parts = await collect(adapter, request({ model: 'deepseek-reasoner', stream: false }));
   assert.equal(upstream.requests[0].url, '/chat/completions');
   assert.deepEqual([usages(parts)[0].cachedTokens, usages(parts)[0].reasoningTokens], [8, 5]);
@@ -261,7 +219,7 @@ test('operator-declared server: schema, key variable, chat mode, refusals and 40
     [['my-llm/house-model', 32768, false]],
   );
   assert.throws(() => adapter.prepare(request({ model: 'house-model', seed: 1 }), modelOf(adapter, 'house-model')), /'my-llm' vendor cannot honour 'seed'/);
-  upstream.reply({ status: 400, json: { object: 'error', message: 'prompt is too long', type: 'BadRequestError', code: 400 } });
+  upstream.reply(fixture('vllm/error-prompt-too-long.json', { status: 400 }));
   const { error } = await collectUntilError(adapter, request({ model: 'house-model' }));
   assert.equal(error.status, 400);
   assert.equal(error.message, "The 'my-llm' vendor rejected the request: prompt is too long");
@@ -284,10 +242,7 @@ test('unlisted model on a preset: passed through; vendor 404 → 404 model_not_f
   const adapter = only({ TOGETHER_API_KEY: 'tk', TOGETHER_BASE_URL: upstream.url }, 'together');
   const model = modelOf(adapter, 'acme/brand-new-model');
   assert.equal(model.exactTokenizer, false);
-  upstream.reply({
-    status: 404,
-    json: { error: { message: 'Unable to access model acme/brand-new-model', type: 'invalid_request_error', code: 'model_not_found' } },
-  });
+  upstream.reply(openaiCompletions.error(404, 'Unable to access model acme/brand-new-model'));
   const { error } = await collectUntilError(adapter, request({ model: 'acme/brand-new-model' }));
   assert.equal(error.status, 404);
   assert.equal(error.code, 'model_not_found');

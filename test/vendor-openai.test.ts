@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createOpenAIAdapter } from '../src/vendors/openai/openai-adapter.js';
 import type { StreamPart, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import { MockUpstream, sse } from './support/mock-upstream.js';
+import { MockUpstream } from './support/mock-upstream.js';
 import {
   adapterOf,
   collect,
@@ -17,33 +17,14 @@ import {
   textOf,
   usages,
 } from './support/mock-upstream-helpers.js';
+import { fixture, fixtureText } from './support/vendor-fixtures.js';
+import { openaiCompletions } from './support/vendor-wire.js';
 
 const key = 'sk-test-secret-key-1234567890';
 let upstream: MockUpstream;
 let adapter: VendorAdapter;
 
-const chunk = (index: number, text: string, finish: string | null = null, logprobs: unknown = null) => ({
-  id: 'cmpl-1',
-  object: 'text_completion',
-  created: 1700000000,
-  model: 'gpt-3.5-turbo-instruct',
-  system_fingerprint: 'fp_44709d6fcb',
-  choices: [{ text, index, logprobs, finish_reason: finish }],
-});
-const usageChunk = {
-  id: 'cmpl-1',
-  object: 'text_completion',
-  created: 1700000000,
-  model: 'gpt-3.5-turbo-instruct',
-  choices: [],
-  usage: {
-    prompt_tokens: 5,
-    completion_tokens: 7,
-    total_tokens: 12,
-    prompt_tokens_details: { cached_tokens: 2 },
-    completion_tokens_details: { reasoning_tokens: 3 },
-  },
-};
+const billed = { prompt: 5, completion: 7 };
 
 before(async () => {
   upstream = await MockUpstream.start();
@@ -56,32 +37,7 @@ after(async () => {
 });
 
 test('non-stream: every parameter passes through to POST /v1/completions, non-stream upstream call', async () => {
-  upstream.reply({
-    json: {
-      id: 'cmpl-9',
-      object: 'text_completion',
-      created: 1700000000,
-      model: 'gpt-3.5-turbo-instruct',
-      system_fingerprint: 'fp_1',
-      choices: [
-        {
-          text: ' Hello',
-          index: 0,
-          finish_reason: 'stop',
-          logprobs: { tokens: [' Hello'], token_logprobs: [-0.1], top_logprobs: [{ ' Hello': -0.1, ' Hi': -2.3 }], text_offset: [6] },
-        },
-        {
-          text: ' Yo',
-          index: 1,
-          finish_reason: 'length',
-          logprobs: { tokens: [' Yo'], token_logprobs: [-0.5], top_logprobs: [{ ' Yo': -0.5 }], text_offset: [6] },
-        },
-        { text: ' Hey', index: 2, finish_reason: 'content_filter', logprobs: null },
-        { text: '', index: 3, finish_reason: 'stop', logprobs: null },
-      ],
-      usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, prompt_tokens_details: { cached_tokens: 0 } },
-    },
-  });
+  upstream.reply(fixture('openai/completion-n-logprobs.json'));
   const generation = request({
     model: 'gpt-3.5-turbo-instruct',
     prompt: ['Say hi', 'Say yo'],
@@ -149,18 +105,7 @@ test('non-stream: every parameter passes through to POST /v1/completions, non-st
 });
 
 test('stream: asks for usage, yields deltas with global choice indexes, finishes and one usage part', async () => {
-  upstream.reply({
-    chunks: [
-      sse(chunk(0, 'Hel')),
-      sse(chunk(2, 'Bon')),
-      sse(chunk(0, 'lo', 'stop')),
-      sse(chunk(1, 'Hi', 'length')),
-      sse(chunk(3, 'Sal', 'stop')),
-      sse(chunk(2, 'jour', 'stop')),
-      sse(usageChunk),
-      'data: [DONE]\n\n',
-    ],
-  });
+  upstream.reply(fixture('openai/completion-stream-n.sse'));
   const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct', prompt: ['a', 'b'], n: 2 }));
   const body = upstream.requests[0].body;
   assert.equal(body.stream, true);
@@ -180,7 +125,7 @@ test('stream: asks for usage, yields deltas with global choice indexes, finishes
 });
 
 test('stream: a character split across network reads arrives whole', async () => {
-  const bytes = Buffer.from(`${sse(chunk(0, 'Zoë saw a 🦊', 'stop'))}${sse(usageChunk)}data: [DONE]\n\n`);
+  const bytes = Buffer.from(fixtureText('openai/completion-stream-unicode.sse'));
   const fox = bytes.indexOf(Buffer.from('🦊'));
   upstream.reply((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -192,14 +137,7 @@ test('stream: a character split across network reads arrives whole', async () =>
 });
 
 test('stream: logprobs per delta map to token entries', async () => {
-  upstream.reply({
-    chunks: [
-      sse(chunk(0, ' a', null, { tokens: [' a'], token_logprobs: [-1], top_logprobs: [{ ' a': -1 }], text_offset: [0] })),
-      sse(chunk(0, '', 'stop')),
-      sse(usageChunk),
-      'data: [DONE]\n\n',
-    ],
-  });
+  upstream.reply(fixture('openai/completion-stream-logprobs.sse'));
   const parts = await collect(adapter, request({ model: 'davinci-002', logprobs: 1 }));
   assert.deepEqual(
     parts.find((part) => part.type === 'text-delta'),
@@ -207,75 +145,59 @@ test('stream: logprobs per delta map to token entries', async () => {
   );
 });
 
-const errorCases: Array<{ status: number; body: unknown; headers?: Record<string, string>; expect: { status: number; code: string } }> = [
-  {
-    status: 400,
-    body: { error: { message: "This model's maximum context length is 4097 tokens", type: 'invalid_request_error' } },
-    expect: { status: 400, code: 'upstream_invalid_request' },
-  },
-  {
-    status: 401,
-    body: { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', code: 'invalid_api_key' } },
-    expect: { status: 502, code: 'upstream_auth_failed' },
-  },
-  { status: 403, body: { error: { message: 'Country not supported' } }, expect: { status: 502, code: 'upstream_auth_failed' } },
-  { status: 404, body: { error: { message: 'The model `nope` does not exist', code: 'model_not_found' } }, expect: { status: 404, code: 'model_not_found' } },
-  { status: 429, body: { error: { message: 'Rate limit reached' } }, headers: { 'retry-after': '20' }, expect: { status: 429, code: 'upstream_rate_limited' } },
-  { status: 503, body: { error: { message: 'The server is overloaded' } }, expect: { status: 502, code: 'upstream_error' } },
+const errorCases: Array<{ status: number; message: string; headers?: Record<string, string>; expect: { status: number; code: string } }> = [
+  { status: 400, message: "This model's maximum context length is 4097 tokens", expect: { status: 400, code: 'upstream_invalid_request' } },
+  { status: 401, message: `Incorrect API key provided: ${key}.`, expect: { status: 502, code: 'upstream_auth_failed' } },
+  { status: 403, message: 'Country, region, or territory not supported', expect: { status: 502, code: 'upstream_auth_failed' } },
+  { status: 404, message: 'The model `nope` does not exist', expect: { status: 404, code: 'model_not_found' } },
+  { status: 429, message: 'Rate limit reached', headers: { 'retry-after': '20' }, expect: { status: 429, code: 'upstream_rate_limited' } },
+  { status: 503, message: 'The server is overloaded', expect: { status: 502, code: 'upstream_error' } },
 ];
 
 for (const errorCase of errorCases) {
   test(`error before output: upstream ${errorCase.status} → ${errorCase.expect.status}`, async () => {
-    upstream.always({ status: errorCase.status, json: errorCase.body, headers: errorCase.headers });
-    try {
-      const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
-      assert.equal(parts.filter((part) => part.type !== 'usage').length, 0);
-      assert.deepEqual(
-        usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]),
-        [[0, 0, false]],
-        'refused before output: nothing billed',
-      );
-      assert.ok(error instanceof VendorError);
-      assert.equal(error.status, errorCase.expect.status);
-      assert.equal(error.code, errorCase.expect.code);
-      assert.match(error.message, /openai/);
-      assert.ok(!error.message.includes(key), 'never reveals the vendor key');
-      if (errorCase.status === 400) assert.match(error.message, /maximum context length/);
-      if (errorCase.status === 401) assert.match(error.message, /OPENAI_API_KEY/);
-      if (errorCase.status === 404) assert.equal(error.param, 'model');
-      // 429 with retry-after 20 s > maxRetryAfterMs: handed to the client at once, with the header.
-      if (errorCase.status === 429) {
-        assert.equal(error.headers['retry-after'], '20');
-        assert.equal(upstream.requests.length, 1);
-      }
-      const retried = errorCase.status === 503 ? 3 : 1;
-      assert.equal(upstream.requests.length, retried);
-    } finally {
-      upstream.always({ status: 500, json: { error: { message: 'no reply scripted' } } });
+    upstream.always(openaiCompletions.error(errorCase.status, errorCase.message, errorCase.headers));
+    const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
+    assert.equal(parts.filter((part) => part.type !== 'usage').length, 0);
+    assert.deepEqual(
+      usages(parts).map((usage) => [usage.promptTokens, usage.completionTokens, usage.estimated]),
+      [[0, 0, false]],
+      'refused before output: nothing billed',
+    );
+    assert.ok(error instanceof VendorError);
+    assert.equal(error.status, errorCase.expect.status);
+    assert.equal(error.code, errorCase.expect.code);
+    assert.match(error.message, /openai/);
+    assert.ok(!error.message.includes(key), 'never reveals the vendor key');
+    if (errorCase.status === 400) assert.match(error.message, /maximum context length/);
+    if (errorCase.status === 401) assert.match(error.message, /OPENAI_API_KEY/);
+    if (errorCase.status === 404) assert.equal(error.param, 'model');
+    // 429 with retry-after 20 s > maxRetryAfterMs: handed to the client at once, with the header.
+    if (errorCase.status === 429) {
+      assert.equal(error.headers['retry-after'], '20');
+      assert.equal(upstream.requests.length, 1);
     }
+    const retried = errorCase.status === 503 ? 3 : 1;
+    assert.equal(upstream.requests.length, retried);
   });
 }
 
 test('timeout before output → 504 after retries', async () => {
   upstream.always({ hang: true });
-  try {
-    const started = Date.now();
-    const single = adapterOf(
-      createOpenAIAdapter(
-        testConfig(
-          { OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url },
-          { openai: { ...fastTransport, idleTimeoutMs: 150, responseTimeoutMs: 150, maxRetries: 0 } },
-        ),
+  const started = Date.now();
+  const single = adapterOf(
+    createOpenAIAdapter(
+      testConfig(
+        { OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url },
+        { openai: { ...fastTransport, idleTimeoutMs: 150, responseTimeoutMs: 150, maxRetries: 0 } },
       ),
-    );
-    const { error } = await collectUntilError(single, request({ model: 'gpt-3.5-turbo-instruct' }));
-    await single.close?.();
-    assert.equal(error.status, 504);
-    assert.equal(error.code, 'upstream_timeout');
-    assert.ok(Date.now() - started < 2_000);
-  } finally {
-    upstream.always({ status: 500, json: {} });
-  }
+    ),
+  );
+  const { error } = await collectUntilError(single, request({ model: 'gpt-3.5-turbo-instruct' }));
+  await single.close?.();
+  assert.equal(error.status, 504);
+  assert.equal(error.code, 'upstream_timeout');
+  assert.ok(Date.now() - started < 2_000);
 });
 
 test('connection refused → 502 naming the vendor', async () => {
@@ -291,17 +213,14 @@ test('connection refused → 502 naming the vendor', async () => {
 });
 
 test('retry then success: 503 then 200, no duplicate output', async () => {
-  upstream.reply({ status: 503, json: { error: { message: 'overloaded' } } }, { chunks: [sse(chunk(0, 'ok', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] });
+  upstream.reply(openaiCompletions.error(503, 'overloaded'), openaiCompletions.stream({ texts: ['ok'], usage: billed }));
   const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.equal(upstream.requests.length, 2);
   assert.equal(textOf(parts), 'ok');
 });
 
 test('retry honours retry-after', async () => {
-  upstream.reply(
-    { status: 429, headers: { 'retry-after': '1' }, json: { error: { message: 'slow down' } } },
-    { chunks: [sse(chunk(0, 'ok', 'stop')), 'data: [DONE]\n\n'] },
-  );
+  upstream.reply(openaiCompletions.error(429, 'slow down', { 'retry-after': '1' }), openaiCompletions.stream({ texts: ['ok'], usage: null }));
   const started = Date.now();
   const parts = await collect(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.ok(Date.now() - started >= 950, 'waited the second retry-after asked for');
@@ -309,7 +228,7 @@ test('retry honours retry-after', async () => {
 });
 
 test('error after output: thrown from the iterator as VendorError, never retried', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, 'partial'))], destroyAfter: true });
+  upstream.reply(openaiCompletions.breakAfterOutput('partial', billed));
   const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.equal(textOf(parts), 'partial');
   assert.ok(error instanceof VendorError);
@@ -318,14 +237,14 @@ test('error after output: thrown from the iterator as VendorError, never retried
 });
 
 test('error chunk inside the stream after output → VendorError', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, 'x')), sse({ error: { message: 'The server had an error', type: 'server_error' } })] });
+  upstream.reply(fixture('openai/completion-stream-error-after-output.sse'));
   const { error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.match(error.message, /openai.*server had an error/);
   assert.equal(upstream.requests.length, 1);
 });
 
 test('broken chunk → 502 VendorError, not a crash', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, 'fine')), 'data: {"choices": [{"text": \n\n'] });
+  upstream.reply(fixture('openai/completion-stream-broken.sse'));
   const { parts, error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.equal(textOf(parts), 'fine');
   assert.ok(error instanceof VendorError);
@@ -334,13 +253,13 @@ test('broken chunk → 502 VendorError, not a crash', async () => {
 });
 
 test('stream truncated before every choice finished → 502', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, 'half'))] });
+  upstream.reply(fixture('openai/completion-stream-truncated.sse'));
   const { error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
   assert.equal(error.status, 502);
 });
 
 test('client abort on a stream: upstream sees the connection close', async () => {
-  upstream.reply({ chunks: [sse(chunk(0, 'first'))], hang: true });
+  upstream.reply(openaiCompletions.hangAfterOutput('first', billed));
   const controller = new AbortController();
   const iterator = adapter
     .stream(request({ model: 'gpt-3.5-turbo-instruct' }), modelOf(adapter, 'gpt-3.5-turbo-instruct'), { signal: controller.signal, requestId: 'r' })
@@ -367,15 +286,7 @@ test('client abort on a non-stream call: upstream sees the connection close', as
 });
 
 test('chat-only model (gpt-4o): /v1/chat/completions, one conversation per prompt, echo prepended', async () => {
-  upstream.reply({
-    chunks: [
-      sse({ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
-      sse({ choices: [{ index: 0, delta: { content: ' there' }, finish_reason: null }] }),
-      sse({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
-      sse({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }),
-      'data: [DONE]\n\n',
-    ],
-  });
+  upstream.reply(fixture('openai/chat-stream.sse'));
   const generation = request({ model: 'gpt-4o', prompt: 'Hi', echo: true, maxTokens: 7, stop: ['\n'] });
   assert.deepEqual(adapter.prepare(generation, modelOf(adapter, 'gpt-4o')).emulated, ['echo']);
   const parts = await collect(adapter, generation);
@@ -425,7 +336,7 @@ test('catalogue: listed models with honest tokenizers; unlisted names pass throu
 
 test('SDK-style base URL ending in /v1 is not doubled', async () => {
   const sdkStyle = adapterOf(createOpenAIAdapter(testConfig({ OPENAI_API_KEY: key, OPENAI_BASE_URL: `${upstream.url}/v1` }, { openai: fastTransport })));
-  upstream.reply({ json: { choices: [{ index: 0, text: 'x', finish_reason: 'stop' }] } });
+  upstream.reply(openaiCompletions.json({ texts: ['x'], usage: null }));
   await collect(sdkStyle, request({ model: 'davinci-002', stream: false }));
   await sdkStyle.close?.();
   assert.equal(upstream.requests[0].url, '/v1/completions');
@@ -433,9 +344,9 @@ test('SDK-style base URL ending in /v1 is not doubled', async () => {
 
 test('keep-alive: consecutive calls (stream and non-stream) reuse one pooled connection', async () => {
   upstream.reply(
-    { chunks: [sse(chunk(0, 'a', 'stop')), sse(usageChunk), 'data: [DONE]\n\n'] },
-    { json: { choices: [{ index: 0, text: 'b', finish_reason: 'stop' }] } },
-    { chunks: [sse(chunk(0, 'c', 'stop')), 'data: [DONE]\n\n'] },
+    openaiCompletions.stream({ texts: ['a'], usage: billed }),
+    openaiCompletions.json({ texts: ['b'], usage: null }),
+    openaiCompletions.stream({ texts: ['c'], usage: null }),
   );
   const fresh = adapterOf(createOpenAIAdapter(testConfig({ OPENAI_API_KEY: key, OPENAI_BASE_URL: upstream.url }, { openai: fastTransport })));
   // undici hands a finished connection back to its pool a tick later; a short pause lets it.

@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { openaiCompletions } from './vendor-wire.js';
 
 export type Fault =
   | 'ok'
@@ -33,41 +34,16 @@ export interface FaultRequest {
   body: any;
 }
 
-const completionChunk = (text: string, finish: string | null = null) =>
-  JSON.stringify({
-    id: 'cmpl-fault',
-    object: 'text_completion',
-    created: 1,
-    model: 'gpt-3.5-turbo-instruct',
-    choices: [{ text, index: 0, logprobs: null, finish_reason: finish }],
-  });
-const usageChunk = JSON.stringify({
-  id: 'cmpl-fault',
-  object: 'text_completion',
-  created: 1,
-  model: 'gpt-3.5-turbo-instruct',
-  choices: [],
-  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-});
-const completionJson = JSON.stringify({
-  id: 'cmpl-fault',
-  object: 'text_completion',
-  created: 1,
-  model: 'gpt-3.5-turbo-instruct',
-  choices: [{ text: 'Hello world', index: 0, logprobs: null, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-});
+const healthy = { texts: [['Hello', ' world']], usage: { prompt: 3, completion: 2 } };
+const completionJson = JSON.stringify(openaiCompletions.body(healthy));
+/** The healthy stream's events: `Hello`, ` world`, the finish, the usage chunk and `[DONE]`. */
+const healthyEvents = openaiCompletions.events(healthy);
 
 const sseHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const jsonHeaders = { 'content-type': 'application/json' };
 
 /** The SSE body of a healthy two-chunk completion. */
-export const healthyStream = [
-  `data: ${completionChunk('Hello')}\n\n`,
-  `data: ${completionChunk(' world', 'stop')}\n\n`,
-  `data: ${usageChunk}\n\n`,
-  'data: [DONE]\n\n',
-].join('');
+export const healthyStream = healthyEvents.join('');
 
 export class FaultUpstream {
   fault: Fault = 'ok';
@@ -160,7 +136,7 @@ export class FaultUpstream {
   private startAnswer(response: ServerResponse, stream: boolean): void {
     if (stream) {
       response.writeHead(200, sseHeaders);
-      this.write(response, `data: ${completionChunk('Hello')}\n\n`);
+      this.write(response, healthyEvents[0]);
     } else {
       response.writeHead(200, { ...jsonHeaders, 'content-length': String(completionJson.length) });
       this.write(response, completionJson.slice(0, 20));
@@ -213,10 +189,10 @@ export class FaultUpstream {
         return;
       case '429':
         response.writeHead(429, { ...jsonHeaders, 'retry-after': '1' });
-        return void response.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));
+        return void response.end(JSON.stringify(openaiCompletions.errorBody(429, 'Rate limit reached for requests')));
       case '500':
         response.writeHead(500, jsonHeaders);
-        return void response.end(JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } }));
+        return void response.end(JSON.stringify(openaiCompletions.errorBody(500, 'The server had an error while processing your request.')));
       case '503':
         response.writeHead(503, { 'content-type': 'text/html' });
         return void response.end('<html><body>Service Unavailable</body></html>');
@@ -226,7 +202,9 @@ export class FaultUpstream {
       case 'truncated':
         if (stream) {
           response.writeHead(200, sseHeaders);
-          return void response.end(`data: ${completionChunk('Hello')}\n\ndata: ${completionChunk(' wor')}\n\ndata: {"id":"cmpl-fault","choi`);
+          // `Hello`, ` wor`, then the body ends in the middle of the next event.
+          const [wor] = openaiCompletions.events({ texts: [[' wor']], usage: healthy.usage });
+          return void response.end(`${healthyEvents[0]}${wor}${healthyEvents[1].slice(0, 30)}`);
         }
         response.writeHead(200, jsonHeaders);
         return void response.end(completionJson.slice(0, completionJson.length - 30));
@@ -235,7 +213,7 @@ export class FaultUpstream {
         response.writeHead(200, stream ? sseHeaders : jsonHeaders);
         return void response.end(stream ? '<html>\n<body>upstream proxy error</body>\n</html>\n' : '<html>upstream proxy error</html>');
       case 'error-200': {
-        const error = JSON.stringify({ error: { message: 'The model is overloaded', type: 'server_error', code: null } });
+        const error = JSON.stringify(openaiCompletions.errorBody(500, 'The model is overloaded'));
         response.writeHead(200, stream ? sseHeaders : jsonHeaders);
         return void response.end(stream ? `data: ${error}\n\n` : error);
       }
@@ -259,7 +237,7 @@ export class FaultUpstream {
       case 'fast-forever': {
         // A stream that pushes text as fast as the reader takes it and never finishes.
         response.writeHead(200, sseHeaders);
-        const chunk = `data: ${completionChunk('lorem ipsum dolor sit amet '.repeat(40))}\n\n`;
+        const [chunk] = openaiCompletions.events({ texts: [['lorem ipsum dolor sit amet '.repeat(40)]], usage: null });
         const pump = () => {
           while (!response.destroyed) {
             if (!this.write(response, chunk)) return void response.once('drain', pump);

@@ -24,6 +24,8 @@ export type Reply =
   | { status?: number; headers?: Record<string, string>; chunks: string[]; delayMs?: number; hang?: boolean; destroyAfter?: boolean }
   /** Never answers (timeouts, non-stream aborts). */
   | { hang: true }
+  /** The reply built from what the request asked (its prompt, its seed). */
+  | { answer: (recorded: RecordedRequest) => Reply }
   | ((request: IncomingMessage, response: ServerResponse, recorded: RecordedRequest) => void);
 
 export function sse(data: unknown, event?: string): string {
@@ -31,10 +33,13 @@ export function sse(data: unknown, event?: string): string {
   return `${event ? `event: ${event}\n` : ''}data: ${payload}\n\n`;
 }
 
+/** What a request gets when no reply was scripted for it. */
+const unscripted: Reply = { status: 500, json: { error: { message: 'no reply scripted' } } };
+
 export class MockUpstream {
   readonly requests: RecordedRequest[] = [];
   private readonly replies: Reply[] = [];
-  private fallback: Reply = { status: 500, json: { error: { message: 'no reply scripted' } } };
+  private fallback: Reply = unscripted;
   private readonly server: Server;
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -64,9 +69,11 @@ export class MockUpstream {
     return this;
   }
 
+  /** Forgets the recorded requests, the scripted replies and the `always` reply. */
   reset(): void {
     this.requests.length = 0;
     this.replies.length = 0;
+    this.fallback = unscripted;
   }
 
   async close(): Promise<void> {
@@ -107,6 +114,7 @@ export class MockUpstream {
       reply(request, response, recorded);
       return;
     }
+    if ('answer' in reply) return void this.play(reply.answer(recorded), request, response, recorded);
     if ('hang' in reply && !('chunks' in reply)) return;
     if ('json' in reply) {
       response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
