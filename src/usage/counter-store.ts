@@ -59,12 +59,8 @@ export class MemoryCounterStore implements CounterStore {
     this.sweeper.unref();
   }
 
+  /** No await between the check and the add, so concurrent requests serialise. */
   async tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
-    return this.tryReserveNow(items, now);
-  }
-
-  /** Synchronous core: no await between the check and the add, so concurrent requests serialise. */
-  tryReserveNow(items: CounterReservation[], now: number): ReserveResult {
     const values: number[] = [];
     for (let index = 0; index < items.length; index++) {
       const item = items[index];
@@ -77,10 +73,6 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   async add(items: CounterChange[], now: number): Promise<void> {
-    this.addNow(items, now);
-  }
-
-  addNow(items: CounterChange[], now: number): void {
     for (const item of items) this.put(item, Math.max(0, this.current(item.key, now, item.drainPerMs ?? 0) + item.amount), now);
   }
 
