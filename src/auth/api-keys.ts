@@ -33,19 +33,15 @@ export function generateKey(): GeneratedKey {
   return { key: `tg_${idPart}_${secret}`, id: `key_${idPart}`, prefix: `tg_${idPart}`, secretHash: hashSecret(secret) };
 }
 
-export interface ParsedKey {
-  id: string;
-  secret: string;
-}
-
 const keyPattern = /^tg_([A-Za-z0-9]{12})_([A-Za-z0-9]{32})$/;
 
-export function parseKey(raw: string): ParsedKey | null {
+/** The stored id and the secret of a presented key, or null when it is not one of ours. */
+export function parseKey(raw: string): { id: string; secret: string } | null {
   const match = keyPattern.exec(raw);
   return match ? { id: `key_${match[1]}`, secret: match[2] } : null;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 

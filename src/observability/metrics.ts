@@ -24,8 +24,6 @@ export interface MetricsOptions {
 }
 
 export interface Metrics {
-  /** This process's own metrics. */
-  registry: Registry;
   /** What a scrape of `GET /metrics` answers: this process's metrics, or the whole cluster's. */
   scrape(): Promise<string>;
   /** The Prometheus text format's content type, for the scrape's response. */
@@ -93,7 +91,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const models = new Set(options.models ?? []);
   const cluster = options.scope === 'cluster' ? createClusterMetricsWorker(registry) : null;
   return {
-    registry,
     scrape: cluster ? cluster.scrape : () => registry.metrics(),
     contentType: registry.contentType,
     modelLabel: (model) => (models.has(model) ? model : UNKNOWN_MODEL_LABEL),
