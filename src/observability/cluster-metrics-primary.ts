@@ -31,31 +31,22 @@ export class ClusterMetricsPrimary {
   private readonly collections = new Map<number, Collection>();
   private nextCollection = 0;
 
-  /** Starts answering the workers' scrapes; returns a function that stops it. */
-  listen(): () => void {
-    const onMessage = (worker: Worker, message: unknown) => {
+  /** Starts answering the workers' scrapes, for the rest of the primary's life. */
+  listen(): void {
+    cluster.on('message', (worker: Worker, message: unknown) => {
       if (isMessage(message, 'tollgate-metrics-scrape')) void this.answer(worker, message.id);
       else if (isMessage(message, 'tollgate-metrics-collected')) this.collected(worker.id, message.id, message.metrics);
-    };
-    const onExit = (worker: Worker) => this.departedWorker(worker.id);
-    cluster.on('message', onMessage);
-    cluster.on('exit', onExit);
-    return () => {
-      cluster.off('message', onMessage);
-      cluster.off('exit', onExit);
-    };
+    });
+    cluster.on('exit', (worker: Worker) => this.departedWorker(worker.id));
   }
 
-  /** Every worker's metrics, in the Prometheus text format. */
-  async aggregate(): Promise<string> {
-    await this.collect();
-    return AggregatorRegistry.aggregate([...this.departed, ...this.latest.values()]).metrics();
-  }
-
+  /** Answers a scrape with every worker's metrics, in the Prometheus text format. */
   private async answer(worker: Worker, id: number): Promise<void> {
     let answer: Message<'tollgate-metrics-scraped'>;
     try {
-      answer = { type: 'tollgate-metrics-scraped', id, text: await this.aggregate() };
+      await this.collect();
+      const text = await AggregatorRegistry.aggregate([...this.departed, ...this.latest.values()]).metrics();
+      answer = { type: 'tollgate-metrics-scraped', id, text };
     } catch (error) {
       answer = { type: 'tollgate-metrics-scraped', id, error: (error as Error).message };
     }
