@@ -3,18 +3,13 @@
  * the secret part is compared as a SHA-256 hash in constant time. Keys carry 190+ bits of
  * randomness, so a fast hash is the right tool (no password-style stretching needed).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/** `length` characters of the alphabet, each uniform (randomInt rejects biased draws). */
 function randomToken(length: number): string {
-  const bytes = randomBytes(length * 2);
-  let out = '';
-  for (let i = 0; i < bytes.length && out.length < length; i++) {
-    const value = bytes[i];
-    if (value < 248) out += alphabet[value % 62]; // 248 = 4 × 62: rejection keeps it uniform
-  }
-  return out.length === length ? out : out + randomToken(length - out.length);
+  return Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('');
 }
 
 export interface GeneratedKey {
