@@ -36,9 +36,6 @@ export interface Metrics {
   timeToFirstByte: Histogram<'vendor'>;
   inFlightStreams: Gauge;
   ledgerWrite: Histogram;
-  upstreamLatency: Histogram<'vendor' | 'outcome'>;
-  upstreamErrors: Counter<'vendor' | 'code'>;
-  upstreamRetries: Counter<'vendor'>;
   gatewayOverhead: Histogram;
   /** Stop listening to upstream events (and, in a cluster worker, to the primary). */
   close(): void;
@@ -127,9 +124,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
       registers,
     }),
-    upstreamLatency,
-    upstreamErrors,
-    upstreamRetries,
     gatewayOverhead: new Histogram({
       name: 'tollgate_gateway_overhead_seconds',
       help: 'Time the gateway spends before the vendor call (auth, validation, routing, admission).',

@@ -47,7 +47,6 @@ interface Entry {
   at: number;
   /** Dropped at this time; null: never. */
   expiresAt: number | null;
-  drainPerMs: number;
 }
 
 export class MemoryCounterStore implements CounterStore {
@@ -79,7 +78,7 @@ export class MemoryCounterStore implements CounterStore {
   async seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
     const now = Date.now();
     if (this.live(key, now)) return false;
-    this.entries.set(key, { value, at: now, expiresAt, drainPerMs: 0 });
+    this.entries.set(key, { value, at: now, expiresAt });
     return true;
   }
 
@@ -95,7 +94,7 @@ export class MemoryCounterStore implements CounterStore {
     const drainPerMs = item.drainPerMs ?? 0;
     // A rate counter is kept until it has drained to 0.
     const expiresAt = drainPerMs > 0 ? now + Math.ceil(value / drainPerMs) : item.expiresAt;
-    this.entries.set(item.key, { value, at: now, expiresAt, drainPerMs });
+    this.entries.set(item.key, { value, at: now, expiresAt });
   }
 
   private current(key: string, now: number, drainPerMs: number): number {
