@@ -3,18 +3,13 @@
  * the secret part is compared as a SHA-256 hash in constant time. Keys carry 190+ bits of
  * randomness, so a fast hash is the right tool (no password-style stretching needed).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/** `length` characters of the alphabet, each uniform (randomInt rejects biased draws). */
 function randomToken(length: number): string {
-  const bytes = randomBytes(length * 2);
-  let out = '';
-  for (let i = 0; i < bytes.length && out.length < length; i++) {
-    const value = bytes[i];
-    if (value < 248) out += alphabet[value % 62]; // 248 = 4 × 62: rejection keeps it uniform
-  }
-  return out.length === length ? out : out + randomToken(length - out.length);
+  return Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join('');
 }
 
 export interface GeneratedKey {
@@ -33,19 +28,15 @@ export function generateKey(): GeneratedKey {
   return { key: `tg_${idPart}_${secret}`, id: `key_${idPart}`, prefix: `tg_${idPart}`, secretHash: hashSecret(secret) };
 }
 
-export interface ParsedKey {
-  id: string;
-  secret: string;
-}
-
 const keyPattern = /^tg_([A-Za-z0-9]{12})_([A-Za-z0-9]{32})$/;
 
-export function parseKey(raw: string): ParsedKey | null {
+/** The stored id and the secret of a presented key, or null when it is not one of ours. */
+export function parseKey(raw: string): { id: string; secret: string } | null {
   const match = keyPattern.exec(raw);
   return match ? { id: `key_${match[1]}`, secret: match[2] } : null;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 

@@ -4,7 +4,7 @@ import { generateKey } from '../auth/api-keys.js';
 import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
-import type { Storage, UsageGroupBy } from '../storage/types.js';
+import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { positiveInteger } from './cli-arguments.js';
 import { formatTable } from './format-table.js';
 
@@ -105,14 +105,8 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
         const report = await storage.queryUsage({ accountId: options.account, since: options.since, until: options.until, groupBy: options.by });
         if (options.format === 'json') return print(JSON.stringify(report, null, 2));
         if (options.format === 'csv') return process.stdout.write(usageToCsv(report, options.by));
-        const rows = (options.by ? report.groups : []).map((group) => [
-          group.group ?? '-',
-          group.requests,
-          group.promptTokens,
-          group.completionTokens,
-          group.totalTokens,
-        ]);
-        rows.push(['total', report.totals.requests, report.totals.promptTokens, report.totals.completionTokens, report.totals.totalTokens]);
+        const row = (name: string, totals: UsageTotals) => [name, totals.requests, totals.promptTokens, totals.completionTokens, totals.totalTokens];
+        const rows = [...(options.by ? report.groups : []).map((group) => row(group.group ?? '-', group)), row('total', report.totals)];
         print(formatTable([options.by ?? '', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens'], rows));
       });
     });

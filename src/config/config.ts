@@ -31,22 +31,11 @@ export interface Config {
   policyCacheMs: number;
   /** How long a validated API key is reused before storage is asked again, ms (TOLLGATE_KEY_CACHE_MS, default 1000; 0 = every request). */
   keyCacheMs: number;
-  /**
-   * V8's old-generation growing factor as a percentage over 1 (60 → 1.6×), applied at `serve`;
-   * 0 leaves V8's own (up to 4×). See src/server/heap-policy.ts.
-   */
+  /** V8's old-generation growing factor over 1, percent (TOLLGATE_HEAP_GROWING_PERCENT, default 60 → 1.6×; 0 = V8's own). See src/server/heap-policy.ts. */
   heapGrowingPercent: number;
-  /**
-   * Whether V8 splits young-generation GCs across helper threads (TOLLGATE_PARALLEL_SCAVENGE:
-   * `auto`, the default, turns them off when the process has one core; `on`; `off`). See
-   * src/server/heap-policy.ts.
-   */
+  /** Whether young-generation GCs use helper threads (TOLLGATE_PARALLEL_SCAVENGE, default `auto`: not on one core). */
   parallelScavenge: 'auto' | 'on' | 'off';
-  /**
-   * Whether V8 recompiles hot WebAssembly (undici's HTTP parser) with its optimising compiler
-   * (TOLLGATE_WASM_TIER_UP: `off`, the default, keeps the baseline code; `on`). See
-   * src/server/heap-policy.ts.
-   */
+  /** Whether V8 optimises hot WebAssembly, undici's HTTP parser (TOLLGATE_WASM_TIER_UP, default off). */
   wasmTierUp: boolean;
   /** Allowed CORS origins; empty = CORS off. */
   corsOrigins: string[];
@@ -76,7 +65,6 @@ const vendorEnvPattern = /_(API_KEY|BASE_URL|API_VERSION)$/;
 /** Reads the environment (and TOLLGATE_CONFIG, when set) once, and returns a frozen Config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const file = env.TOLLGATE_CONFIG ? readConfigFile(env.TOLLGATE_CONFIG) : {};
-  const port = parsePort(env.PORT);
   const vendorEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value !== undefined && value !== '' && vendorEnvPattern.test(key)) vendorEnv[key] = value;
@@ -87,27 +75,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const config: Config = {
     host: env.HOST || '127.0.0.1',
-    port,
+    port: envNumber(env, 'PORT', 'port', 8080),
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/tollgate.db',
     redisUrl: env.REDIS_URL || null,
     adminKey: env.TOLLGATE_ADMIN_KEY || null,
     logLevel: env.LOG_LEVEL || 'info',
     bodyLimitBytes: file.bodyLimitBytes ?? 4 * 1024 * 1024,
-    keepAliveIntervalMs: parsePositive(env.TOLLGATE_KEEPALIVE_MS, 'TOLLGATE_KEEPALIVE_MS') ?? file.keepAliveIntervalMs ?? 15_000,
-    shutdownGraceMs: parsePositive(env.TOLLGATE_SHUTDOWN_GRACE_MS, 'TOLLGATE_SHUTDOWN_GRACE_MS') ?? file.shutdownGraceMs ?? 30_000,
-    headersTimeoutMs: parsePositive(env.TOLLGATE_HEADERS_TIMEOUT_MS, 'TOLLGATE_HEADERS_TIMEOUT_MS') ?? 20_000,
-    policyCacheMs:
-      env.TOLLGATE_POLICY_CACHE_MS !== undefined && env.TOLLGATE_POLICY_CACHE_MS !== ''
-        ? parseNonNegative(env.TOLLGATE_POLICY_CACHE_MS, 'TOLLGATE_POLICY_CACHE_MS')
-        : 1000,
-    keyCacheMs:
-      env.TOLLGATE_KEY_CACHE_MS !== undefined && env.TOLLGATE_KEY_CACHE_MS !== '' ? parseNonNegative(env.TOLLGATE_KEY_CACHE_MS, 'TOLLGATE_KEY_CACHE_MS') : 1000,
-    heapGrowingPercent:
-      env.TOLLGATE_HEAP_GROWING_PERCENT !== undefined && env.TOLLGATE_HEAP_GROWING_PERCENT !== ''
-        ? parseWholePercent(env.TOLLGATE_HEAP_GROWING_PERCENT, 'TOLLGATE_HEAP_GROWING_PERCENT')
-        : 60,
-    parallelScavenge: parseChoice(env.TOLLGATE_PARALLEL_SCAVENGE, 'TOLLGATE_PARALLEL_SCAVENGE', ['auto', 'on', 'off'] as const, 'auto'),
-    wasmTierUp: parseChoice(env.TOLLGATE_WASM_TIER_UP, 'TOLLGATE_WASM_TIER_UP', ['on', 'off'] as const, 'off') === 'on',
+    keepAliveIntervalMs: envNumber(env, 'TOLLGATE_KEEPALIVE_MS', 'positive', file.keepAliveIntervalMs ?? 15_000),
+    shutdownGraceMs: envNumber(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', 'positive', file.shutdownGraceMs ?? 30_000),
+    headersTimeoutMs: envNumber(env, 'TOLLGATE_HEADERS_TIMEOUT_MS', 'positive', 20_000),
+    policyCacheMs: envNumber(env, 'TOLLGATE_POLICY_CACHE_MS', 'nonNegative', 1000),
+    keyCacheMs: envNumber(env, 'TOLLGATE_KEY_CACHE_MS', 'nonNegative', 1000),
+    heapGrowingPercent: envNumber(env, 'TOLLGATE_HEAP_GROWING_PERCENT', 'percent', 60),
+    parallelScavenge: envChoice(env, 'TOLLGATE_PARALLEL_SCAVENGE', ['auto', 'on', 'off'] as const, 'auto'),
+    wasmTierUp: envChoice(env, 'TOLLGATE_WASM_TIER_UP', ['on', 'off'] as const, 'off') === 'on',
     corsOrigins: env.TOLLGATE_CORS_ORIGINS
       ? env.TOLLGATE_CORS_ORIGINS.split(',')
           .map((s) => s.trim())
@@ -141,34 +122,26 @@ function readConfigFile(path: string): z.infer<typeof fileSchema> {
   return parsed.data;
 }
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return 8080;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer 0–65535, got '${value}'`);
-  return port;
-}
+/** What each kind of number accepts, and how an error names it. */
+const numberRules = {
+  port: { valid: (value: number) => Number.isInteger(value) && value >= 0 && value <= 65535, says: 'an integer 0–65535' },
+  positive: { valid: (value: number) => Number.isFinite(value) && value > 0, says: 'a positive number' },
+  nonNegative: { valid: (value: number) => Number.isFinite(value) && value >= 0, says: 'a non-negative number' },
+  percent: { valid: (value: number) => Number.isInteger(value) && value >= 0 && value <= 1000, says: 'a whole number 0–1000' },
+};
 
-function parsePositive(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
+/** A number from the environment; unset or empty gives `fallback`. */
+function envNumber(env: NodeJS.ProcessEnv, name: string, kind: keyof typeof numberRules, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
   const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new ConfigError(`${name} must be a positive number, got '${value}'`);
-  return number;
-}
-
-function parseNonNegative(value: string, name: string): number {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 0) throw new ConfigError(`${name} must be a non-negative number, got '${value}'`);
-  return number;
-}
-
-function parseWholePercent(value: string, name: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 0 || number > 1000) throw new ConfigError(`${name} must be a whole number 0–1000, got '${value}'`);
+  if (!numberRules[kind].valid(number)) throw new ConfigError(`${name} must be ${numberRules[kind].says}, got '${value}'`);
   return number;
 }
 
 /** One of a fixed set of words (case and spaces ignored); unset or empty gives `fallback`. */
-function parseChoice<T extends string>(value: string | undefined, name: string, choices: readonly T[], fallback: T): T {
+function envChoice<T extends string>(env: NodeJS.ProcessEnv, name: string, choices: readonly T[], fallback: T): T {
+  const value = env[name];
   if (value === undefined || value === '') return fallback;
   const setting = value.trim().toLowerCase();
   if ((choices as readonly string[]).includes(setting)) return setting as T;

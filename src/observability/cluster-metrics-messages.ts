@@ -8,38 +8,20 @@ import type { Registry } from 'prom-client';
 /** One registry's metrics as `registry.getMetricsAsJSON()` gives them. */
 export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
-/** Worker → primary: a client scraped this worker; answer with the cluster's metrics. */
-export interface ScrapeRequest {
-  type: 'tollgate-metrics-scrape';
-  /** Chosen by the worker, echoed in the answer. */
-  id: number;
-}
+/**
+ * A worker asks the primary for the cluster's metrics (`scrape`) and gets them in the Prometheus
+ * text format, or why there are none (`scraped`); the primary asks every worker for its own
+ * (`collect`) and each answers (`collected`). An answer echoes the id its asker chose.
+ */
+type ClusterMetricsMessage =
+  | { type: 'tollgate-metrics-scrape'; id: number }
+  | { type: 'tollgate-metrics-scraped'; id: number; text?: string; error?: string }
+  | { type: 'tollgate-metrics-collect'; id: number }
+  | { type: 'tollgate-metrics-collected'; id: number; metrics: MetricsSnapshot };
 
-/** Primary → worker: the cluster's metrics in the Prometheus text format, or why there are none. */
-export interface ScrapeAnswer {
-  type: 'tollgate-metrics-scraped';
-  id: number;
-  text?: string;
-  error?: string;
-}
-
-/** Primary → every worker: send your own metrics. */
-export interface CollectRequest {
-  type: 'tollgate-metrics-collect';
-  /** Chosen by the primary, echoed in the answer. */
-  id: number;
-}
-
-/** Worker → primary: this worker's own metrics. */
-export interface CollectAnswer {
-  type: 'tollgate-metrics-collected';
-  id: number;
-  metrics: MetricsSnapshot;
-}
-
-type ClusterMetricsMessage = ScrapeRequest | ScrapeAnswer | CollectRequest | CollectAnswer;
+export type Message<Type extends ClusterMetricsMessage['type']> = Extract<ClusterMetricsMessage, { type: Type }>;
 
 /** Whether an IPC message is the cluster-metrics message of this type (other messages share the channel). */
-export function isMessage<Type extends ClusterMetricsMessage['type']>(message: unknown, type: Type): message is Extract<ClusterMetricsMessage, { type: Type }> {
+export function isMessage<Type extends ClusterMetricsMessage['type']>(message: unknown, type: Type): message is Message<Type> {
   return typeof message === 'object' && message !== null && 'type' in message && message.type === type && 'id' in message && typeof message.id === 'number';
 }

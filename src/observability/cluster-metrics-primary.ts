@@ -1,19 +1,14 @@
 /**
  * The primary's side of `GET /metrics` under `serve --workers N`. The worker that received a
  * scrape asks here; the primary collects every worker's registry (prom-client's JSON form) and
- * answers with them summed by prom-client's own `AggregatorRegistry.aggregate`, each metric by its
- * declared aggregator (counters, histograms and the open-streams gauge are summed; prom-client's
- * process metrics keep its cluster choices: memory and CPU summed, event-loop lag averaged,
- * version first, start time omitted).
- *
- * Not prom-client's `clusterMetrics()`: it asks only the workers alive at that moment, so a worker
- * that died took its counts out of the sum and the cluster's counters went down. Here the last
- * counts each worker reported stay in the sum after it exits (its counters and histograms; its
- * gauges left with it), so every counter only goes up from one scrape to the next.
+ * combines them with prom-client's `AggregatorRegistry.aggregate`, each metric by its declared
+ * aggregator. Not prom-client's `clusterMetrics()`: it asks only the workers alive at that moment,
+ * so a dead worker's counts left the sum and counters went down. Here a worker's last counters and
+ * histograms stay in the sum after it exits, so every counter only goes up.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { isMessage, type CollectRequest, type MetricsSnapshot, type ScrapeAnswer } from './cluster-metrics-messages.js';
+import { isMessage, type Message, type MetricsSnapshot } from './cluster-metrics-messages.js';
 
 /** How long a collection waits for the workers; one that has not answered by then counts with its previous report. */
 const collectionTimeoutMs = 2_000;
@@ -36,31 +31,22 @@ export class ClusterMetricsPrimary {
   private readonly collections = new Map<number, Collection>();
   private nextCollection = 0;
 
-  /** Starts answering the workers' scrapes; returns a function that stops it. */
-  listen(): () => void {
-    const onMessage = (worker: Worker, message: unknown) => {
+  /** Starts answering the workers' scrapes, for the rest of the primary's life. */
+  listen(): void {
+    cluster.on('message', (worker: Worker, message: unknown) => {
       if (isMessage(message, 'tollgate-metrics-scrape')) void this.answer(worker, message.id);
       else if (isMessage(message, 'tollgate-metrics-collected')) this.collected(worker.id, message.id, message.metrics);
-    };
-    const onExit = (worker: Worker) => this.departedWorker(worker.id);
-    cluster.on('message', onMessage);
-    cluster.on('exit', onExit);
-    return () => {
-      cluster.off('message', onMessage);
-      cluster.off('exit', onExit);
-    };
+    });
+    cluster.on('exit', (worker: Worker) => this.departedWorker(worker.id));
   }
 
-  /** Every worker's metrics, in the Prometheus text format. */
-  async aggregate(): Promise<string> {
-    await this.collect();
-    return AggregatorRegistry.aggregate([...this.departed, ...this.latest.values()]).metrics();
-  }
-
+  /** Answers a scrape with every worker's metrics, in the Prometheus text format. */
   private async answer(worker: Worker, id: number): Promise<void> {
-    let answer: ScrapeAnswer;
+    let answer: Message<'tollgate-metrics-scraped'>;
     try {
-      answer = { type: 'tollgate-metrics-scraped', id, text: await this.aggregate() };
+      await this.collect();
+      const text = await AggregatorRegistry.aggregate([...this.departed, ...this.latest.values()]).metrics();
+      answer = { type: 'tollgate-metrics-scraped', id, text };
     } catch (error) {
       answer = { type: 'tollgate-metrics-scraped', id, error: (error as Error).message };
     }
@@ -70,7 +56,7 @@ export class ClusterMetricsPrimary {
   /** Asks every connected worker for its metrics; resolves once all answered, exited, or the timeout passed. */
   private collect(): Promise<void> {
     const id = this.nextCollection++;
-    const request: CollectRequest = { type: 'tollgate-metrics-collect', id };
+    const request: Message<'tollgate-metrics-collect'> = { type: 'tollgate-metrics-collect', id };
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker?.isConnected() === true);
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => collection.finish(), collectionTimeoutMs);

@@ -5,7 +5,9 @@
  */
 import type { Registry } from 'prom-client';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMessage, type CollectAnswer, type ScrapeAnswer, type ScrapeRequest } from './cluster-metrics-messages.js';
+import { isMessage, type Message } from './cluster-metrics-messages.js';
+
+type ScrapeAnswer = Message<'tollgate-metrics-scraped'>;
 
 /** How long a scrape waits for the primary; longer than the primary waits for the workers, so a slow worker makes the answer partial, not absent. */
 const scrapeTimeoutMs = 5_000;
@@ -23,7 +25,7 @@ export function createClusterMetricsWorker(registry: Registry): ClusterMetricsWo
   const onMessage = (message: unknown) => {
     if (isMessage(message, 'tollgate-metrics-collect')) {
       void registry.getMetricsAsJSON().then((metrics) => {
-        const answer: CollectAnswer = { type: 'tollgate-metrics-collected', id: message.id, metrics };
+        const answer: Message<'tollgate-metrics-collected'> = { type: 'tollgate-metrics-collected', id: message.id, metrics };
         // A primary that is gone needs no answer (and the worker leaves with it).
         if (process.connected) process.send?.(answer, undefined, {}, ignoreClosedChannel);
       });
@@ -43,7 +45,7 @@ export function createClusterMetricsWorker(registry: Registry): ClusterMetricsWo
           resolve(result);
         }
         waiting.set(id, settle);
-        const request: ScrapeRequest = { type: 'tollgate-metrics-scrape', id };
+        const request: Message<'tollgate-metrics-scrape'> = { type: 'tollgate-metrics-scrape', id };
         if (!process.connected || !process.send) settle(null);
         else
           process.send(request, undefined, {}, (error: Error | null) => {

@@ -28,26 +28,17 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
- * stdout in batches: pino hands over one line per call; each line is encoded at once into a
- * 64 KiB buffer outside the JS heap, and a full buffer (or, every 250 ms, a partial one, so a quiet
- * gateway's lines still leave promptly) is written to fd 1 with one `writeSync` on the event loop.
+ * stdout in batches: each line pino hands over is encoded at once into a 64 KiB buffer outside the
+ * JS heap, and a full buffer (or, every 250 ms, a partial one) goes to fd 1 in one `writeSync`. Each
+ * write to a pipe costs far more than its bytes: 4 KiB batches cost 6–7 µs a request more than
+ * 64 KiB ones. Not pino's sonic-boom: its asynchronous mode lost writes in flight at exit, and its
+ * synchronous mode sleeps 100 ms on a full pipe, stalling every request.
  *
- * Each write to a pipe costs the gateway far more than its bytes, measured under load with
- * an A/B benchmark run (the gateway pinned to one core): sonic-boom's 8 KiB batches took ~11 µs a
- * request; 4 KiB batches on the event loop cost 6–7 µs a request more than 64 KiB ones.
- *
- * Not sonic-boom, which pino ships for this: its asynchronous mode sends each write through the
- * libuv thread pool, and a write still in flight at exit was lost (a test here lost 20% of 3,000
- * lines logged just before exit); its synchronous mode sleeps 100 ms when a pipe is full, which
- * stalls every request.
- *
- * Here a full pipe (EAGAIN, or a partial write) leaves the rest queued for the next batch or tick,
- * never blocking; if nothing reads stdout, at most 16 MiB wait and later batches are dropped
- * (counted on stderr). At exit what is queued is written out, waiting up to 2 s for a full pipe to
- * drain. Buffers rather than an array of line strings: strings held for a whole batch outlived
- * young-generation GCs. A batch is larger than a pipe writes atomically (4 KiB), so under
- * `--workers N` each worker writes to a pipe of its own and the primary passes the lines on whole
- * (server/relay-worker-output.ts).
+ * A full pipe (EAGAIN, or a partial write) leaves the rest queued, never blocking; if nothing reads
+ * stdout, at most 16 MiB wait and later batches are dropped (counted on stderr). At exit the queue
+ * is written out, waiting up to 2 s for a full pipe. Under `--workers N` each worker writes to a
+ * pipe of its own, which the primary passes on in whole lines (server/relay-worker-output.ts).
+ * Buffers, not line strings: strings held for a whole batch outlived young-generation GCs.
  */
 const batchBytes = 64 * 1024;
 const queueLimitBytes = 16 * 1024 * 1024;

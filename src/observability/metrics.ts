@@ -24,8 +24,6 @@ export interface MetricsOptions {
 }
 
 export interface Metrics {
-  /** This process's own metrics. */
-  registry: Registry;
   /** What a scrape of `GET /metrics` answers: this process's metrics, or the whole cluster's. */
   scrape(): Promise<string>;
   /** The Prometheus text format's content type, for the scrape's response. */
@@ -38,9 +36,6 @@ export interface Metrics {
   timeToFirstByte: Histogram<'vendor'>;
   inFlightStreams: Gauge;
   ledgerWrite: Histogram;
-  upstreamLatency: Histogram<'vendor' | 'outcome'>;
-  upstreamErrors: Counter<'vendor' | 'code'>;
-  upstreamRetries: Counter<'vendor'>;
   gatewayOverhead: Histogram;
   /** Stop listening to upstream events (and, in a cluster worker, to the primary). */
   close(): void;
@@ -93,7 +88,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const models = new Set(options.models ?? []);
   const cluster = options.scope === 'cluster' ? createClusterMetricsWorker(registry) : null;
   return {
-    registry,
     scrape: cluster ? cluster.scrape : () => registry.metrics(),
     contentType: registry.contentType,
     modelLabel: (model) => (models.has(model) ? model : UNKNOWN_MODEL_LABEL),
@@ -130,9 +124,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
       registers,
     }),
-    upstreamLatency,
-    upstreamErrors,
-    upstreamRetries,
     gatewayOverhead: new Histogram({
       name: 'tollgate_gateway_overhead_seconds',
       help: 'Time the gateway spends before the vendor call (auth, validation, routing, admission).',

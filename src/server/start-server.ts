@@ -9,16 +9,15 @@ import type { Storage } from '../storage/types.js';
 import { createAdmission } from '../usage/create-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
-import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+import { bootstrapBanner, bootstrapDefaultAccount, type BootstrapResult } from './bootstrap-account.js';
 
 export interface RunningServer {
   url: string;
-  port: number;
   storage: Storage;
   registry: VendorRegistry;
   logger: Logger;
   /** The account and key created on an empty database, or null. */
-  bootstrapped: { accountId: string; key: string } | null;
+  bootstrapped: BootstrapResult | null;
   /** Stops accepting, drains in-flight requests up to the grace period, closes everything. */
   stop(): Promise<void>;
 }
@@ -77,5 +76,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await storage.close();
       logger.flush();
     })());
-  return { url, port, storage, registry, logger, bootstrapped, stop };
+  return { url, storage, registry, logger, bootstrapped, stop };
 }

@@ -2,8 +2,6 @@
 import { createSqliteStorage } from './sqlite/sqlite-storage.js';
 import type { Storage } from './types.js';
 
-export class StorageUrlError extends Error {}
-
 export interface StorageOptions {
   /**
    * SQLite only: whether this process runs the database's WAL checkpoints (default true). Cluster
@@ -16,12 +14,12 @@ export interface StorageOptions {
 export async function createStorage(databaseUrl: string, options: StorageOptions = {}): Promise<Storage> {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (!path) throw new StorageUrlError("DATABASE_URL 'sqlite:' needs a path, e.g. sqlite:./data/tollgate.db");
+    if (!path) throw new Error("DATABASE_URL 'sqlite:' needs a path, e.g. sqlite:./data/tollgate.db");
     return createSqliteStorage(path, { checkpoints: options.sqliteCheckpoints ?? true });
   }
   if (databaseUrl.startsWith('postgres://') || databaseUrl.startsWith('postgresql://')) {
     const { createPostgresStorage } = await import('./postgres/postgres-storage.js');
     return createPostgresStorage(databaseUrl);
   }
-  throw new StorageUrlError(`DATABASE_URL must start with 'sqlite:' or 'postgres://', got '${databaseUrl.split(':')[0]}:…'`);
+  throw new Error(`DATABASE_URL must start with 'sqlite:' or 'postgres://', got '${databaseUrl.split(':')[0]}:…'`);
 }

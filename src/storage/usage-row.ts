@@ -76,6 +76,11 @@ export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unk
 
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value));
 
+/** SQLite returns times as the stored ISO text, PostgreSQL as Dates. */
+export function isoTime(value: string | Date): string {
+  return value instanceof Date ? value.toISOString() : value;
+}
+
 export function rowToUsage(row: UsageRow): UsageRecord {
   return {
     requestId: row.request_id,
@@ -95,7 +100,7 @@ export function rowToUsage(row: UsageRow): UsageRecord {
     errorCode: row.error_code,
     latencyMs: Number(row.latency_ms),
     ttftMs: nullableNumber(row.ttft_ms),
-    createdAt: row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at,
+    createdAt: isoTime(row.created_at),
   };
 }
 

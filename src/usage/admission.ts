@@ -30,12 +30,3 @@ export interface Admission {
   invalidatePolicies?(): void;
   close(): Promise<void>;
 }
-
-const noHeaders: Record<string, string> = {};
-const admitted: AdmissionTicket = { headers: noHeaders, settle: async () => {} };
-
-/** Admission that lets everything through; used where no limits or budgets are configured. */
-export const openAdmission: Admission = {
-  admit: async () => admitted,
-  close: async () => {},
-};

@@ -47,7 +47,6 @@ interface Entry {
   at: number;
   /** Dropped at this time; null: never. */
   expiresAt: number | null;
-  drainPerMs: number;
 }
 
 export class MemoryCounterStore implements CounterStore {
@@ -59,12 +58,8 @@ export class MemoryCounterStore implements CounterStore {
     this.sweeper.unref();
   }
 
+  /** No await between the check and the add, so concurrent requests serialise. */
   async tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
-    return this.tryReserveNow(items, now);
-  }
-
-  /** Synchronous core: no await between the check and the add, so concurrent requests serialise. */
-  tryReserveNow(items: CounterReservation[], now: number): ReserveResult {
     const values: number[] = [];
     for (let index = 0; index < items.length; index++) {
       const item = items[index];
@@ -77,17 +72,13 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   async add(items: CounterChange[], now: number): Promise<void> {
-    this.addNow(items, now);
-  }
-
-  addNow(items: CounterChange[], now: number): void {
     for (const item of items) this.put(item, Math.max(0, this.current(item.key, now, item.drainPerMs ?? 0) + item.amount), now);
   }
 
   async seed(key: string, value: number, expiresAt: number | null): Promise<boolean> {
     const now = Date.now();
     if (this.live(key, now)) return false;
-    this.entries.set(key, { value, at: now, expiresAt, drainPerMs: 0 });
+    this.entries.set(key, { value, at: now, expiresAt });
     return true;
   }
 
@@ -103,7 +94,7 @@ export class MemoryCounterStore implements CounterStore {
     const drainPerMs = item.drainPerMs ?? 0;
     // A rate counter is kept until it has drained to 0.
     const expiresAt = drainPerMs > 0 ? now + Math.ceil(value / drainPerMs) : item.expiresAt;
-    this.entries.set(item.key, { value, at: now, expiresAt, drainPerMs });
+    this.entries.set(item.key, { value, at: now, expiresAt });
   }
 
   private current(key: string, now: number, drainPerMs: number): number {

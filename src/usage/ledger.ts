@@ -11,15 +11,11 @@ export interface LedgerObserver {
 }
 
 export class Ledger {
-  private readonly storage: Storage;
-  private readonly logger: Logger;
-  private readonly observer: LedgerObserver | null;
-
-  constructor(storage: Storage, logger: Logger, observer: LedgerObserver | null = null) {
-    this.storage = storage;
-    this.logger = logger;
-    this.observer = observer;
-  }
+  constructor(
+    private readonly storage: Storage,
+    private readonly logger: Logger,
+    private readonly observer: LedgerObserver | null = null,
+  ) {}
 
   /** Writes the record; throws after retries fail. Returns false when it was already recorded. `ids` go on its log lines. */
   async record(record: UsageRecord, ids: RequestLogIds): Promise<boolean> {

@@ -16,15 +16,13 @@ interface Entry {
 }
 
 export class PolicyCache {
-  private readonly storage: Storage;
-  private readonly ttlMs: number;
   /** By `account key` (the key part empty for the account's own policies). */
   private readonly entries = new Map<string, Entry>();
 
-  constructor(storage: Storage, ttlMs: number) {
-    this.storage = storage;
-    this.ttlMs = ttlMs;
-  }
+  constructor(
+    private readonly storage: Storage,
+    private readonly ttlMs: number,
+  ) {}
 
   get(accountId: string, keyId: string | null): Promise<Policies> {
     const now = Date.now();

@@ -4,7 +4,7 @@
  * still enforce one limit, never N times it.
  */
 import type { Worker } from 'node:cluster';
-import type { MemoryCounterStore, CounterChange, CounterReservation, CounterStore, ReserveResult } from './counter-store.js';
+import type { CounterChange, CounterReservation, CounterStore, ReserveResult } from './counter-store.js';
 
 type Operation =
   | { op: 'reserve'; items: CounterReservation[]; now: number }
@@ -103,7 +103,7 @@ export class PrimaryCounterStore implements CounterStore {
 }
 
 /** Primary side: answers one worker's counter requests from the shared in-memory store. */
-export function serveCounters(worker: Worker, store: MemoryCounterStore): void {
+export function serveCounters(worker: Worker, store: CounterStore): void {
   worker.on('message', async (message: unknown) => {
     const request = message as Request;
     if (request?.type !== 'tollgate-counter') return;
@@ -111,8 +111,8 @@ export function serveCounters(worker: Worker, store: MemoryCounterStore): void {
     try {
       const operation = request.operation;
       let result: unknown;
-      if (operation.op === 'reserve') result = store.tryReserveNow(operation.items, operation.now);
-      else if (operation.op === 'add') result = store.addNow(operation.items, operation.now);
+      if (operation.op === 'reserve') result = await store.tryReserve(operation.items, operation.now);
+      else if (operation.op === 'add') result = await store.add(operation.items, operation.now);
       else if (operation.op === 'seed') result = await store.seed(operation.key, operation.value, operation.expiresAt);
       else result = await store.has(operation.key);
       reply = { type: 'tollgate-counter-reply', id: request.id, result };

@@ -1,7 +1,7 @@
 /**
  * Admission with rate limits (requests and tokens per minute, as token buckets that refill
- * continuously) and token budgets (day, month or total), over a CounterStore. A request reserves the most it can use before any
- * upstream call and settles to the actual count when it ends.
+ * continuously) and token budgets (day, month or total), over a CounterStore. A request reserves
+ * the most it can use before any upstream call and settles to the actual count when it ends.
  */
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Logger } from '../observability/logger.js';
@@ -109,50 +109,29 @@ export class QuotaAdmission implements Admission {
   }
 
   private refusal(entry: Reserved, value: number, wanted: number, now: number): GatewayError {
+    const { limit, amount, expiresAt } = entry.item;
     if (entry.kind === 'budget') {
-      const { limit, expiresAt } = entry.item;
-      const remaining = Math.max(0, limit - value);
+      const could = `This request could use up to ${wanted} tokens`;
+      const lower = 'Lower max_tokens, n or best_of, or raise the budget.';
+      const left = `${Math.max(0, limit - value)} of ${limit} left`;
       // Waiting helps only when the budget resets and this request fits a whole period of it.
-      if (expiresAt === null || wanted > limit) {
-        const why =
-          wanted > limit
-            ? `more than the whole budget of ${limit} tokens, so it can never pass`
-            : `but the total budget, which never resets, has ${remaining} of ${limit} left`;
-        return new GatewayError(`This request could use up to ${wanted} tokens, ${why}. Lower max_tokens, n or best_of, or raise the budget.`, {
-          status: 429,
-          type: 'insufficient_quota',
-          code: 'insufficient_quota',
-          retryable: false,
-        });
-      }
-      return new GatewayError(
-        `This request could use up to ${wanted} tokens, but the token budget has ${remaining} of ${limit} left for this period. Lower max_tokens, n or best_of, or raise the budget.`,
-        {
-          status: 429,
-          type: 'insufficient_quota',
-          code: 'insufficient_quota',
-          retryable: true,
-          headers: { 'retry-after': String(Math.max(1, Math.ceil((expiresAt - now) / 1000))) },
-        },
-      );
+      if (wanted > limit) return tooMany(`${could}, more than the whole budget of ${limit} tokens, so it can never pass. ${lower}`, 'budget', false);
+      if (expiresAt === null) return tooMany(`${could}, but the total budget, which never resets, has ${left}. ${lower}`, 'budget', false);
+      const retryAfter = String(Math.max(1, Math.ceil((expiresAt - now) / 1000)));
+      return tooMany(`${could}, but the token budget has ${left} for this period. ${lower}`, 'budget', true, { 'retry-after': retryAfter });
     }
-    const what = entry.kind === 'requests' ? 'requests' : 'tokens';
-    const { limit, amount } = entry.item;
-    const rateHeaders = {
-      [`x-ratelimit-limit-${what}`]: String(limit),
-      [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)),
-      [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item),
-    };
+    const what = entry.kind;
     // The bucket refills continuously: retry once enough of it has drained for this request.
     const retrySeconds = Math.max(1, Math.ceil((value + amount - limit) / entry.item.drainPerMs / 1000));
-    return new GatewayError(
+    return tooMany(
       `Rate limit reached: ${limit} ${what} per minute (${remainingOf(limit, value)} left now, this request needs ${amount}). Retry in ${retrySeconds}s.`,
+      'rate',
+      true,
       {
-        status: 429,
-        type: 'rate_limit_error',
-        code: 'rate_limit_exceeded',
-        retryable: true,
-        headers: { 'retry-after': String(retrySeconds), ...rateHeaders },
+        'retry-after': String(retrySeconds),
+        [`x-ratelimit-limit-${what}`]: String(limit),
+        [`x-ratelimit-remaining-${what}`]: String(remainingOf(limit, value)),
+        [`x-ratelimit-reset-${what}`]: resetOf(value, entry.item),
       },
     );
   }
@@ -168,13 +147,18 @@ function neverPasses(entry: Reserved): GatewayError {
     entry.kind === 'requests'
       ? `The rate limit here is ${limit} requests per minute: no request can pass until an administrator raises it.`
       : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
-  const what = entry.kind === 'requests' ? 'requests' : 'tokens';
+  return tooMany(message, 'rate', false, { [`x-ratelimit-limit-${entry.kind}`]: String(limit), [`x-ratelimit-remaining-${entry.kind}`]: '0' });
+}
+
+/** A 429: `insufficient_quota` for a budget, `rate_limit_exceeded` for a rate limit. */
+function tooMany(message: string, what: 'budget' | 'rate', retryable: boolean, headers?: Record<string, string>): GatewayError {
+  const budget = what === 'budget';
   return new GatewayError(message, {
     status: 429,
-    type: 'rate_limit_error',
-    code: 'rate_limit_exceeded',
-    retryable: false,
-    headers: { [`x-ratelimit-limit-${what}`]: String(limit), [`x-ratelimit-remaining-${what}`]: '0' },
+    type: budget ? 'insufficient_quota' : 'rate_limit_error',
+    code: budget ? 'insufficient_quota' : 'rate_limit_exceeded',
+    retryable,
+    headers,
   });
 }
 

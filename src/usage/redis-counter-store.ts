@@ -61,16 +61,17 @@ type ScriptedRedis = Redis & {
 
 export class RedisCounterStore implements CounterStore {
   private readonly redis: ScriptedRedis;
-  private readonly prefix: string;
 
-  constructor(url: string, logger: Logger, prefix = 'tollgate:') {
-    this.prefix = prefix;
+  constructor(
+    url: string,
+    logger: Logger,
+    private readonly prefix = 'tollgate:',
+  ) {
     const redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-      lazyConnect: false,
     });
     let reported = false;
     redis.on('error', (error) => {

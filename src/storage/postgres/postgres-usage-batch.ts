@@ -2,9 +2,9 @@
  * Ledger writes on PostgreSQL in batches: the records queued while no batch could start go in one
  * multi-row INSERT, so they share one round trip, one transaction and one WAL flush instead of
  * paying one each (a commit waits for the flush: with `synchronous_commit` on, that is a disk sync).
- * Up to `maxInFlight` batches run at once on the pool; records queued meanwhile form the next one,
- * so under load a batch grows to what arrived during the last round trip, and a record alone is
- * sent at the end of its event-loop turn, as before.
+ * Up to two batches run at once on the pool; records queued meanwhile form the next one, so under
+ * load a batch grows to what arrived during the last round trip, and a record alone is sent at the
+ * end of its event-loop turn.
  *
  * One bad record must not fail the others: when a batch of several fails on its data (a data
  * exception or a constraint, SQLSTATE classes 22 and 23), each of its records is tried again on its
@@ -16,7 +16,7 @@
 import { usageColumns, usageValues } from '../usage-row.js';
 import type { UsageRecord } from '../types.js';
 
-export type RunQuery = (sql: string, values: unknown[]) => Promise<{ rows: { request_id: string }[] }>;
+type RunQuery = (sql: string, values: unknown[]) => Promise<{ rows: { request_id: string }[] }>;
 
 interface Entry {
   record: UsageRecord;
@@ -28,10 +28,9 @@ interface Entry {
 const maxBatch = 500;
 /** INSERT texts kept for batches up to this many rows; larger ones (rare) are written each time. */
 const maxCachedStatement = 64;
+const maxInFlight = 2;
 
 export class PostgresUsageBatch {
-  private readonly run: RunQuery;
-  private readonly maxInFlight: number;
   private pending: Entry[] = [];
   /**
    * Batches in flight. A count, not a Set of their promises: a long-lived Set that entries are
@@ -59,10 +58,7 @@ export class PostgresUsageBatch {
     this.schedule();
   };
 
-  constructor(run: RunQuery, maxInFlight = 2) {
-    this.run = run;
-    this.maxInFlight = maxInFlight;
-  }
+  constructor(private readonly run: RunQuery) {}
 
   add(record: UsageRecord): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
@@ -76,26 +72,21 @@ export class PostgresUsageBatch {
     while (this.pending.length > 0 || this.writes > 0) {
       this.flush(Number.POSITIVE_INFINITY);
       if (this.writes === 0) continue;
+      // One caller: the storage's close, which runs once.
       await new Promise<void>((resolve) => {
-        const earlier = this.idle;
-        this.idle = earlier
-          ? () => {
-              earlier();
-              resolve();
-            }
-          : resolve;
+        this.idle = resolve;
       });
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.pending.length === 0 || this.writes >= this.maxInFlight) return;
+    if (this.scheduled || this.pending.length === 0 || this.writes >= maxInFlight) return;
     this.scheduled = true;
     setImmediate(this.flushNow);
   }
 
-  private flush(maxInFlight = this.maxInFlight): void {
-    while (this.pending.length > 0 && this.writes < maxInFlight) {
+  private flush(limit = maxInFlight): void {
+    while (this.pending.length > 0 && this.writes < limit) {
       const entries = this.pending.length <= maxBatch ? this.pending : this.pending.slice(0, maxBatch);
       this.pending = entries === this.pending ? [] : this.pending.slice(maxBatch);
       this.writes++;

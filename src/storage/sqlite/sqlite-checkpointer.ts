@@ -1,41 +1,31 @@
 /**
  * WAL checkpoints on the main thread, with their fsyncs on libuv's thread pool, so the disk's
- * flushes never block the event loop that serves requests and no second JavaScript environment is
- * needed (a worker thread for this cost ~8 MiB of RSS: its own V8 heap and Node start-up). The ledger connection has autocheckpoint off.
+ * flushes never block the event loop (a worker thread for this cost ~8 MiB of RSS). The ledger
+ * connection has autocheckpoint off.
  *
- * A checkpoint copies frames of the log into the database file. SQLite's own checkpoint, with
- * synchronous=NORMAL, flushes the log before copying and the database after, and only then marks
- * the frames copied, after which the next writer may start the log over from its beginning. Here the
- * checkpointing connection runs with synchronous=OFF (SQLite flushes nothing) and the two flushes
- * are done around it, off the loop, in the same order, while a read transaction on a connection of
- * our own pins the log: SQLite copies no frame past an open reader's snapshot, and no writer starts
- * the log over while a reader uses it. So:
+ * SQLite's own checkpoint (synchronous=NORMAL) flushes the log, copies frames into the database,
+ * flushes the database, and only then lets the next writer start the log over. Here the
+ * checkpointing connection runs with synchronous=OFF and the two flushes are done around it, off the
+ * loop, in the same order, while a read transaction on a connection of our own pins the log (SQLite
+ * copies no frame past an open reader's snapshot, and no writer starts the log over under it):
  *   1. begin a read on the reader connection: its snapshot is the log as it stands;
  *   2. flush the log file (thread pool): every frame up to the snapshot is on disk;
  *   3. PASSIVE checkpoint, unsynced: copies those frames (never a later one) into the database;
  *   4. flush the database file (thread pool);
  *   5. end the read: only now may a writer start the log over.
- * A power cut anywhere in between finds every copied frame still in the flushed log, which SQLite
- * replays on recovery: what SQLite's own order guarantees, the same way.
+ * A power cut anywhere in between finds every copied frame still in the flushed log.
  *
- * One case needs care: a read that starts when every frame of the log is already copied reads the
- * database file alone and pins nothing, so a checkpoint beside it could copy frames written after
- * the flush. That can only happen when nothing was committed since the previous round's snapshot
- * and that round copied all it saw; the round is then skipped (there is nothing new to copy). In
- * every other case frames remain uncopied when the read starts, and it pins the log. The first
- * round has no previous one to go by: it copies under the write lock with SQLite's own flushes
- * (below), once, on the loop. This counts on no other program checkpointing the file meanwhile:
- * Tollgate's other processes leave the checkpoints to the one that runs them.
+ * A read that starts when every frame is already copied pins nothing, so a checkpoint beside it
+ * could copy frames written after the flush. That happens only when nothing was committed since the
+ * previous round's snapshot and that round copied all it saw; the round is then skipped. The first
+ * round has no previous one to go by: it copies under the write lock with SQLite's own flushes.
+ * This counts on no other program checkpointing the file meanwhile.
  *
- * A PASSIVE checkpoint never waits for the writer, and SQLite starts the log over only once every
- * frame in it was copied before the next write. Under steady ledger writes that moment never came
- * and the log grew without end (4 GB in 150 s of the benchmark, with its index in shared memory
- * counted in RSS). So once the log passes `restartFrames`, ledger commits are held for one more
- * round: with nothing writing, it copies the whole log and the next commit starts it from the top.
- * If another process kept writing (cluster workers share the file), the reader connection takes
- * the write lock (waiting for it from a timer, never inside SQLite, so the event loop runs on) and,
- * in the same turn of the loop, the rest of the log is copied with SQLite's own flushes (by then
- * little is left unflushed) before the lock goes.
+ * SQLite starts the log over only once every frame was copied before the next write, which steady
+ * ledger writes never allow (the log grew to 4 GB in 150 s of the benchmark). So once the log passes
+ * `restartFrames`, ledger commits are held for one round that copies the whole log. If another
+ * process kept writing (cluster workers share the file), the reader takes the write lock (waiting
+ * from a timer, never inside SQLite) and the rest is copied with SQLite's own flushes in one turn.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import Database from 'better-sqlite3';

@@ -5,19 +5,15 @@
  * fails for another reason than the lock, each of its records is tried on its own, so a record that
  * cannot be stored fails alone.
  *
- * A commit never waits for a lock inside SQLite. Its connection has no busy timeout, so when another
- * connection holds the write lock (another cluster worker committing, a checkpoint starting the log
- * over, an admin command) the commit fails at once with SQLITE_BUSY and is tried again from a
- * timer, the records still queued and later ones joining them. SQLite's own busy handler sleeps
- * instead, on the event loop: 1, 2, 5, 10… ms at a time, so two cluster workers writing one file
- * stalled each other's event loops for up to 54 ms (measured, two writer processes).
+ * A commit never waits for a lock inside SQLite: its connection has no busy timeout, so when another
+ * connection holds the write lock the commit fails at once with SQLITE_BUSY and is tried again from
+ * a timer, later records joining it. SQLite's own busy handler sleeps on the event loop instead
+ * (two cluster workers writing one file stalled each other's loops for up to 54 ms).
  *
- * Group commit: a commit costs ~50 µs of CPU however few records it holds, and each record ~15 µs
- * more (measured here: 55–74 µs a record one at a time, 26–27 at four a commit, 19 at sixteen). So
- * a batch waits for the next event-loop turn as long as each turn brings more records, for at most
- * `groupWaitMs` (2 ms; 1 ms cost 3–5% more CPU a stream): under load, when
- * requests finish in every turn, several turns' records share one commit; a record alone in its
- * turn commits at the end of that turn, as before.
+ * Group commit: a commit costs ~50 µs of CPU however few records it holds, each record ~15 µs more.
+ * So a batch waits for the next turn as long as each turn brings more records, for at most
+ * `groupWaitMs` (2 ms; 1 ms cost 3–5% more CPU a stream); a record alone in its turn commits at the
+ * end of that turn.
  */
 import type { UsageRecord } from '../types.js';
 
@@ -29,8 +25,6 @@ interface Entry {
 
 /** Waits between tries while the lock is taken: short first (another commit holds it for tens of µs), then at most 8 ms (a checkpoint starting the log over holds it for a few ms). */
 const retryDelaysMs = [1, 1, 2, 2, 4, 8];
-/** How long the first record of a batch may wait for later ones (group commit), by default. */
-const defaultGroupWaitMs = 2;
 /** A batch this large commits at once. */
 const maxBatch = 512;
 
@@ -41,9 +35,6 @@ export class UsageBatch {
   private retryTimer: NodeJS.Timeout | null = null;
   private busySince: number | null = null;
   private busyTries = 0;
-  private readonly write: (records: UsageRecord[]) => boolean[];
-  private readonly busyLimitMs: number;
-  private readonly groupWaitMs: number;
   /** Group commit: when the batch's first record was queued, and the batch's size at the last turn. */
   private firstQueuedAt = 0;
   private sizeAtLastTurn = 0;
@@ -67,11 +58,11 @@ export class UsageBatch {
    * @param busyLimitMs how long a batch keeps being retried while the lock is taken before its waiters get the error
    * @param groupWaitMs how long a batch's first record may wait for the records of later turns
    */
-  constructor(write: (records: UsageRecord[]) => boolean[], busyLimitMs: number, groupWaitMs = defaultGroupWaitMs) {
-    this.write = write;
-    this.busyLimitMs = busyLimitMs;
-    this.groupWaitMs = groupWaitMs;
-  }
+  constructor(
+    private readonly write: (records: UsageRecord[]) => boolean[],
+    private readonly busyLimitMs: number,
+    private readonly groupWaitMs = 2,
+  ) {}
 
   add(record: UsageRecord): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
