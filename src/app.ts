@@ -23,7 +23,6 @@ import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-routes.js';
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createRequestObserver } from './completions/request-observer.js';
 import { RunRecorder } from './completions/run-recorder.js';
 import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
@@ -51,7 +50,7 @@ export function buildApp(dependencies: AppDependencies): App {
   const { config, storage, registry, admission, logger } = dependencies;
   const metrics = dependencies.metrics ?? createMetrics();
   const ledger = new Ledger(storage, logger, { onWrite: (seconds) => metrics.ledgerWrite.observe(seconds) });
-  const recorder = new RunRecorder(ledger, createRequestObserver(logger, metrics));
+  const recorder = new RunRecorder(ledger, logger, metrics);
   const pipeline = new CompletionPipeline({ config, registry, admission, recorder });
   const authenticator = new Authenticator(storage, config.keyCacheMs);
   const closing = { closing: false };
