@@ -122,7 +122,7 @@ export function buildApp(dependencies: AppDependencies): App {
     registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
-    registerDashboardApi(v5, { storage });
+    registerDashboardApi(v5, storage);
   });
 
   registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
