@@ -36,7 +36,6 @@ export interface RunSetup {
 
 export class CompletionRun {
   readonly ids: RunIds;
-  readonly caller: Caller;
   readonly parsed: ParsedCompletionRequest;
   /** Headers the answer carries: the rate-limit state and what the gateway emulated. */
   readonly headers: Record<string, string>;
@@ -49,7 +48,6 @@ export class CompletionRun {
   constructor(setup: RunSetup) {
     this.setup = setup;
     this.ids = setup.ids;
-    this.caller = setup.caller;
     this.parsed = setup.parsed;
     this.target = setup.target;
     this.meter = new UsageMeter(setup.startedAt);
@@ -204,7 +202,7 @@ export class CompletionRun {
     await this.setup.ticket.settle(usage.promptTokens + usage.completionTokens);
     await this.setup.recorder.record({
       ids: this.ids,
-      caller: this.caller,
+      caller: this.setup.caller,
       model: this.parsed.model,
       vendor: this.target.resolved.adapter.name,
       stream: this.parsed.stream,
