@@ -2,28 +2,26 @@
  * Builds the HTTP app from its dependencies. No I/O at import time: main.ts (and the tests) open
  * storage and vendors and pass them in.
  */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Authenticator } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
+import { GatewayError, malformedUrl } from './errors/gateway-error.js';
 import { requireApiKey } from './http/api-key-auth.js';
-import { answerClientError } from './http/client-error.js';
 import { registerCompletionsRoute } from './http/completions-route.js';
 import { decodeContentEncoding } from './http/content-encoding.js';
 import { cors } from './http/cors.js';
-import { sendError } from './http/error-reply.js';
-import { rejectMalformedQuery } from './http/malformed-url.js';
+import { answerClientError, sendError } from './http/error-reply.js';
 import { registerModelsRoute } from './http/models-route.js';
 import { registerOpenApiRoute } from './http/openapi-route.js';
-import { refuseWhileClosing } from './http/refuse-while-closing.js';
-import { requestIdFor, requestIdHeader } from './http/request-id.js';
-import { unknownRoutes } from './http/unknown-route.js';
+import { UnknownRoutes } from './http/unknown-route.js';
 import { registerUsageRoute } from './http/usage-route.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerDashboardApi, registerDashboardRoutes } from './http/dashboard-routes.js';
 import type { Logger } from './observability/logger.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
-import { createRequestObserver } from './completions/request-observer.js';
 import { RunRecorder } from './completions/run-recorder.js';
 import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
@@ -51,11 +49,10 @@ export function buildApp(dependencies: AppDependencies): App {
   const { config, storage, registry, admission, logger } = dependencies;
   const metrics = dependencies.metrics ?? createMetrics();
   const ledger = new Ledger(storage, logger, { onWrite: (seconds) => metrics.ledgerWrite.observe(seconds) });
-  const recorder = new RunRecorder(ledger, createRequestObserver(logger, metrics));
+  const recorder = new RunRecorder(ledger, logger, metrics);
   const pipeline = new CompletionPipeline({ config, registry, admission, recorder });
   const authenticator = new Authenticator(storage, config.keyCacheMs);
-  const closing = { closing: false };
-  const unknown = unknownRoutes();
+  const unknown = new UnknownRoutes();
 
   const server: FastifyInstance = Fastify({
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -71,15 +68,16 @@ export function buildApp(dependencies: AppDependencies): App {
     // A bad percent-escape in the path, found by the router before any hook runs.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id)),
     keepAliveTimeout: 65_000,
-    // Requests that still arrive while the server drains get our own 503 (refuseWhileClosing).
+    // Requests that still arrive while the server drains get our own 503 (the `closing` hook below).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
   // Node closes only the connections idle when closing begins; one whose last response ends during
   // the drain would stay open (holding shutdown to its grace period), so idle ones are closed as they appear.
   let sweep: NodeJS.Timeout | undefined;
+  let closing = false;
   server.addHook('preClose', (done) => {
-    closing.closing = true;
+    closing = true;
     sweep = setInterval(() => server.server.closeIdleConnections(), 100).unref();
     done();
   });
@@ -94,12 +92,39 @@ export function buildApp(dependencies: AppDependencies): App {
   server.addContentTypeParser('application/json', { parseAs: 'string' }, server.getDefaultJsonParser('error', 'error'));
 
   server.addHook('onRoute', (route) => unknown.remember(route));
-  server.addHook('onRequest', requestIdHeader());
-  const corsHook = cors({ origins: config.corsOrigins });
+  // Every response carries the request's id, errors included.
+  server.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  const corsHook = cors(config.corsOrigins);
   if (corsHook) server.addHook('onRequest', corsHook);
-  server.addHook('onRequest', refuseWhileClosing(closing));
-  server.addHook('onRequest', rejectMalformedQuery());
-  server.addHook('preParsing', decodeContentEncoding({ limitBytes: config.bodyLimitBytes }));
+  // A request that still arrives while the server drains (pipelined, or on a kept-alive connection)
+  // gets a 503; fastify has already marked its connection to close.
+  server.addHook('onRequest', (_request, _reply, done) => {
+    if (!closing) return done();
+    done(
+      new GatewayError('The gateway is shutting down; retry on another instance or shortly.', {
+        status: 503,
+        type: 'service_unavailable',
+        code: 'shutting_down',
+        headers: { 'retry-after': '1' },
+      }),
+    );
+  });
+  // The router refuses a bad percent-escape in the path (FST_ERR_BAD_URL, through `frameworkErrors`),
+  // but the query parser is lenient: a query that does not percent-decode is refused here.
+  server.addHook('onRequest', (request, _reply, done) => {
+    const start = request.url.indexOf('?');
+    if (start === -1 || !request.url.includes('%', start)) return done();
+    try {
+      decodeURIComponent(request.url.slice(start + 1));
+    } catch {
+      return done(malformedUrl());
+    }
+    done();
+  });
+  server.addHook('preParsing', decodeContentEncoding(config.bodyLimitBytes));
   server.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   server.setNotFoundHandler((request, reply) => unknown.answer(request, reply));
 
@@ -119,15 +144,24 @@ export function buildApp(dependencies: AppDependencies): App {
   registerOpenApiRoute(server);
 
   server.register(async (v5) => {
-    v5.addHook('onRequest', requireApiKey({ authenticator }));
+    v5.addHook('onRequest', requireApiKey(authenticator));
     registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
-    registerDashboardApi(v5, { storage });
+    registerDashboardApi(v5, storage);
   });
 
   registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
   registerDashboardRoutes(server, { config, storage });
 
   return { server, metrics, pipeline };
+}
+
+const saneRequestId = /^[\x21-\x7e]{1,200}$/;
+
+/** The caller's `x-request-id` when it is a sane token, else a new unguessable one. */
+function requestIdFor(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id'];
+  if (typeof incoming === 'string' && saneRequestId.test(incoming)) return incoming;
+  return `req_${randomUUID()}`;
 }

@@ -20,6 +20,3 @@ export function completionId(): string {
   offset += 18;
   return `cmpl-${Date.now().toString(36).padStart(8, '0')}${random}`;
 }
-
-/** Identifies the gateway build in `system_fingerprint` when the vendor gives none. */
-export const GATEWAY_FINGERPRINT = 'fp_tollgate_0_1';

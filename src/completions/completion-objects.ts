@@ -1,44 +1,16 @@
-/** The wire objects of the legacy completions API: the Completion, its stream chunks, and usage. */
-import type { FinishReason, Usage } from '../vendors/types.js';
+/** The wire objects of the legacy completions API, typed from their schemas: the Completion, its stream chunks, and usage. */
+import type { z } from 'zod';
+import type { Usage } from '../vendors/types.js';
+import type { choiceLogprobsSchema, completionChunkSchema, completionUsageSchema } from './completion-response-schema.js';
 
-export interface ChoiceLogprobs {
-  tokens: string[];
-  token_logprobs: (number | null)[];
-  top_logprobs: (Record<string, number> | null)[];
-  text_offset: number[];
-}
+export type ChoiceLogprobs = z.infer<typeof choiceLogprobsSchema>;
 
-export interface CompletionChoice {
-  text: string;
-  index: number;
-  logprobs: ChoiceLogprobs | null;
-  finish_reason: FinishReason | null;
-}
+export type CompletionUsage = z.infer<typeof completionUsageSchema>;
 
-export interface CompletionUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  completion_tokens_details: {
-    accepted_prediction_tokens: number;
-    audio_tokens: number;
-    reasoning_tokens: number;
-    rejected_prediction_tokens: number;
-  };
-  prompt_tokens_details: { audio_tokens: number; cached_tokens: number };
-}
+/** The non-stream answer, and (with one choice, or none and the usage) each stream chunk; `usage` is on stream chunks only when the client asked for it. */
+export type Completion = z.infer<typeof completionChunkSchema>;
 
-/** The non-stream answer, and (with one choice, or none and the usage) each stream chunk. */
-export interface Completion {
-  id: string;
-  object: 'text_completion';
-  created: number;
-  model: string;
-  system_fingerprint: string | null;
-  choices: CompletionChoice[];
-  /** Always on the answer; on stream chunks only when the client asked for usage (null until the last). */
-  usage?: CompletionUsage | null;
-}
+export type CompletionChoice = Completion['choices'][number];
 
 export function toWireUsage(usage: Usage): CompletionUsage {
   return {

@@ -21,11 +21,7 @@ export interface PipelineDependencies {
 }
 
 export class CompletionPipeline {
-  private readonly dependencies: PipelineDependencies;
-
-  constructor(dependencies: PipelineDependencies) {
-    this.dependencies = dependencies;
-  }
+  constructor(private readonly dependencies: PipelineDependencies) {}
 
   /** An admitted run, or the GatewayError (400/404/429/503) that refused the request, after recording it. */
   async start(ids: RunIds, caller: Caller, body: unknown): Promise<CompletionRun> {
@@ -37,15 +33,15 @@ export class CompletionPipeline {
       const current = parsed;
       const [model, ...fallbackModels] = config.aliases[current.model] ?? [current.model];
       const target = prepareTarget(registry, model, current);
-      const ticket = await admission.admit(new AdmissionAsk(ids, caller, target.context));
+      const ticket = await admission.admit(new AdmissionAsk(ids, caller, target));
       recorder.begin(current.stream);
       return new CompletionRun({
         ids,
         caller,
         parsed: current,
-        targets: [target],
+        target,
         prepareFallback: (fallback) => prepareTarget(registry, fallback, current),
-        fallbackModels: [...fallbackModels],
+        fallbackModels,
         ticket,
         recorder,
         startedAt,

@@ -6,26 +6,28 @@
  */
 import type { Caller } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { VendorError } from '../errors/vendor-error.js';
 import type { AdmissionTicket } from '../usage/admission.js';
 import type { StreamPart } from '../vendors/types.js';
 import { ChoiceAccumulator } from './choice-accumulator.js';
-import { GATEWAY_FINGERPRINT } from './completion-id.js';
 import { toWireUsage, type ChoiceLogprobs, type Completion } from './completion-objects.js';
 import type { CompletionTarget, RunIds } from './completion-target.js';
-import { generate } from './generation.js';
 import type { ParsedCompletionRequest } from './parse-completion-request.js';
 import type { RunEnd, RunRecorder } from './run-recorder.js';
 import { UsageMeter, type MeteredUsage } from './usage-meter.js';
+
+/** Identifies the gateway build in `system_fingerprint` when the vendor gives none. */
+const GATEWAY_FINGERPRINT = 'fp_tollgate_0_1';
 
 /** What a run needs from the pipeline that started it. */
 export interface RunSetup {
   ids: RunIds;
   caller: Caller;
   parsed: ParsedCompletionRequest;
-  /** The first target, then the alias's fallbacks in order. */
-  targets: CompletionTarget[];
+  target: CompletionTarget;
   /** Prepares a fallback target; throws when that model cannot honour the request. */
   prepareFallback: (model: string) => CompletionTarget;
+  /** The alias's other models, in order. */
   fallbackModels: string[];
   ticket: AdmissionTicket;
   recorder: RunRecorder;
@@ -34,7 +36,6 @@ export interface RunSetup {
 
 export class CompletionRun {
   readonly ids: RunIds;
-  readonly caller: Caller;
   readonly parsed: ParsedCompletionRequest;
   /** Headers the answer carries: the rate-limit state and what the gateway emulated. */
   readonly headers: Record<string, string>;
@@ -47,9 +48,8 @@ export class CompletionRun {
   constructor(setup: RunSetup) {
     this.setup = setup;
     this.ids = setup.ids;
-    this.caller = setup.caller;
     this.parsed = setup.parsed;
-    this.target = setup.targets[0];
+    this.target = setup.target;
     this.meter = new UsageMeter(setup.startedAt);
     this.headers = { ...setup.ticket.headers };
     if (this.target.plan.emulated.length > 0) this.headers['x-tollgate-emulated'] = this.target.plan.emulated.join(',');
@@ -72,7 +72,7 @@ export class CompletionRun {
       await this.recordFailure(error, signal.aborted);
       throw error;
     }
-    const usage = await this.recordSuccess();
+    const usage = await this.record({ kind: 'success' });
     return {
       id: this.ids.completionId,
       object: 'text_completion',
@@ -130,7 +130,7 @@ export class CompletionRun {
     for (let index = 0; index < accumulator.count; index++) {
       if (!accumulator.isFinished(index)) closing.push(chunk(index, '', null, 'stop'));
     }
-    const usage = await this.recordSuccess();
+    const usage = await this.record({ kind: 'success' });
     if (this.parsed.includeUsage) closing.push({ ...chunk(0, '', null, null), choices: [], usage: toWireUsage(usage) });
     yield closing;
   }
@@ -139,23 +139,41 @@ export class CompletionRun {
     return this.target.request.prompts.length * this.target.request.n;
   }
 
-  /** The current target's parts, moving to the next fallback while a failure before output allows it; every batch metered. */
-  private generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
+  /**
+   * The current target's parts, moving on to the alias's next target while a retryable failure
+   * comes before the first output, and every batch metered before it is handed out. Leaving early
+   * closes the adapter's stream, so its upstream request ends with it.
+   */
+  private async *generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
     this.generationStartedAt = performance.now();
-    return generate({
-      signal,
-      meter: this.meter,
-      completionId: this.ids.completionId,
-      target: () => this.target,
-      fallBack: () => this.nextFallback(),
-    });
+    let iterator: AsyncIterator<StreamPart[]>;
+    let result: IteratorResult<StreamPart[]>;
+    for (;;) {
+      const { resolved, request, plan } = this.target;
+      const options = { signal, requestId: this.ids.completionId, plan, reportUsage: this.meter.report };
+      iterator = resolved.adapter.stream(request, resolved.model, options)[Symbol.asyncIterator]();
+      try {
+        result = await iterator.next();
+        break;
+      } catch (error) {
+        const retryable = !signal.aborted && error instanceof VendorError && error.retryable;
+        if (!retryable || !this.nextFallback()) throw error;
+      }
+    }
+    try {
+      while (!result.done) {
+        for (const part of result.value) this.meter.observe(part);
+        yield result.value;
+        result = await iterator.next();
+      }
+    } finally {
+      await iterator.return?.();
+    }
   }
 
   private nextFallback(): boolean {
     const models = this.setup.fallbackModels;
-    while (models.length > 0) {
-      const model = models.shift();
-      if (model === undefined) break;
+    for (let model = models.shift(); model !== undefined; model = models.shift()) {
       try {
         this.target = this.setup.prepareFallback(model);
         return true;
@@ -164,10 +182,6 @@ export class CompletionRun {
       }
     }
     return false;
-  }
-
-  private async recordSuccess(): Promise<MeteredUsage> {
-    return this.record({ kind: 'success' });
   }
 
   private async recordFailure(error: unknown, cancelled: boolean): Promise<void> {
@@ -188,7 +202,7 @@ export class CompletionRun {
     await this.setup.ticket.settle(usage.promptTokens + usage.completionTokens);
     await this.setup.recorder.record({
       ids: this.ids,
-      caller: this.caller,
+      caller: this.setup.caller,
       model: this.parsed.model,
       vendor: this.target.resolved.adapter.name,
       stream: this.parsed.stream,

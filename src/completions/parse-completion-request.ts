@@ -15,7 +15,9 @@ export interface ParsedCompletionRequest {
 }
 
 export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
-  const request = validated(body);
+  const result = completionRequestSchema.safeParse(body);
+  if (!result.success) throw toValidationError(result.error, body);
+  const request = result.data;
   checkCombinations(request);
   const stream = request.stream === true;
   return {
@@ -45,12 +47,6 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
   };
 }
 
-function validated(body: unknown): CompletionRequestBody {
-  const result = completionRequestSchema.safeParse(body);
-  if (!result.success) throw toValidationError(result.error, body);
-  return result.data;
-}
-
 function checkCombinations(request: CompletionRequestBody): void {
   const n = request.n ?? 1;
   // best_of 0 ranks nothing: it stands for "not given" and is checked against nothing.
@@ -64,11 +60,9 @@ function checkCombinations(request: CompletionRequestBody): void {
   }
 }
 
-/** OpenAI's default prompt: the document-start token, written as its text. */
-export const DEFAULT_PROMPT = '<|endoftext|>';
-
 function normalisePrompts(prompt: CompletionRequestBody['prompt']): PromptInput[] {
-  if (prompt == null) return [{ kind: 'text', text: DEFAULT_PROMPT }];
+  // OpenAI's default prompt: the document-start token, written as its text.
+  if (prompt == null) return [{ kind: 'text', text: '<|endoftext|>' }];
   if (typeof prompt === 'string') return [{ kind: 'text', text: prompt }];
   if (typeof prompt[0] === 'number') return [{ kind: 'tokens', tokens: prompt as number[] }];
   if (typeof prompt[0] === 'string') return (prompt as string[]).map((text) => ({ kind: 'text', text }));

@@ -1,16 +1,17 @@
 /**
- * The one ledger record per authenticated request, with its log line and metrics: for runs
- * (success, failure, cancel) and for requests refused before they became one. Counts what is in
- * flight, so shutdown can wait for every record.
+ * The one ledger record per authenticated request, with its log line (never prompts or keys) and
+ * metrics: for runs (success, failure, cancel) and for requests refused before they became one.
+ * Counts what is in flight, so shutdown can wait for every record.
  */
 import type { Caller } from '../auth/authenticate.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { VendorError } from '../errors/vendor-error.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { UsageOutcome, UsageRecord } from '../storage/types.js';
 import type { Ledger } from '../usage/ledger.js';
 import type { RunIds } from './completion-target.js';
-import type { RequestObserver } from './request-observer.js';
 import type { MeteredUsage } from './usage-meter.js';
 
 /** How a request ended. */
@@ -42,20 +43,19 @@ const ledgerUnavailable = (cause: unknown) =>
   });
 
 export class RunRecorder {
-  private readonly ledger: Ledger;
-  private readonly observer: RequestObserver;
   private inFlight = 0;
   private drained: (() => void) | null = null;
 
-  constructor(ledger: Ledger, observer: RequestObserver) {
-    this.ledger = ledger;
-    this.observer = observer;
-  }
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {}
 
-  /** A request that will be recorded (`record` must follow, once). */
+  /** A request that will be recorded (`record` must follow, once); streams count as open until then. */
   begin(stream: boolean): void {
     this.inFlight++;
-    this.observer.started(stream);
+    if (stream) this.metrics.inFlightStreams.inc();
   }
 
   /** Writes the record; a success whose record fails throws the 503 the client gets instead. */
@@ -85,15 +85,48 @@ export class RunRecorder {
     const overhead = entry.generationStartedAt === null ? null : (entry.generationStartedAt - entry.startedAt) / 1000;
     try {
       await this.ledger.record(record, entry.ids);
-      this.observer.finished(record, entry.ids.requestId, entry.stream, overhead);
+      this.finished(record, entry.ids.requestId, overhead);
     } catch (error) {
-      this.observer.finished({ ...record, status: entry.end.kind === 'success' ? 503 : status }, entry.ids.requestId, entry.stream, overhead);
+      this.finished({ ...record, status: entry.end.kind === 'success' ? 503 : status }, entry.ids.requestId, overhead);
       if (entry.end.kind === 'success') throw ledgerUnavailable(error);
       throw error;
     } finally {
       this.inFlight--;
       if (this.inFlight === 0) this.drained?.();
     }
+  }
+
+  /** The request's log line and metrics, from its record (already cut to the ledger's bounds). */
+  private finished(record: UsageRecord, requestId: string, overheadSeconds: number | null): void {
+    const { metrics } = this;
+    const stream = record.stream;
+    if (stream) metrics.inFlightStreams.dec();
+    const vendor = record.vendor ?? 'none';
+    const modelLabel = metrics.modelLabel(record.model);
+    metrics.requests.labels(vendor, modelLabel, String(record.status)).inc();
+    metrics.latency.labels(vendor, String(stream)).observe(record.latencyMs / 1000);
+    if (record.ttftMs !== null) metrics.timeToFirstByte.labels(vendor).observe(record.ttftMs / 1000);
+    if (overheadSeconds !== null) metrics.gatewayOverhead.observe(overheadSeconds);
+    metrics.tokens.labels(record.accountId, modelLabel, 'prompt').inc(record.promptTokens);
+    metrics.tokens.labels(record.accountId, modelLabel, 'completion').inc(record.completionTokens);
+    this.logger.info(
+      {
+        requestId,
+        completionId: record.requestId,
+        account: record.accountId,
+        keyId: record.keyId,
+        model: record.model,
+        vendor,
+        stream,
+        status: record.status,
+        promptTokens: record.promptTokens,
+        completionTokens: record.completionTokens,
+        estimated: record.estimated,
+        latencyMs: Math.round(record.latencyMs * 10) / 10,
+        ttftMs: record.ttftMs === null ? null : Math.round(record.ttftMs * 10) / 10,
+      },
+      'completion',
+    );
   }
 
   /** Resolves when every begun request is recorded, or after `timeoutMs`. */

@@ -30,8 +30,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
       body: { error: { message: error.message, type: error.type, param: error.param, code: error.code } },
     };
   }
-  const framework = error as FrameworkError;
-  const mapped = mapFrameworkError(framework);
+  const mapped = mapFrameworkError(error as FrameworkError);
   if (mapped) return toErrorResponse(mapped);
   return {
     status: 500,
@@ -40,25 +39,22 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   };
 }
 
+/** What fastify refuses by its error code, as the gateway words it. */
+const frameworkErrors = new Map<string, () => GatewayError>([
+  ['FST_ERR_CTP_INVALID_MEDIA_TYPE', bodyErrors.unsupportedMediaType],
+  ['FST_ERR_CTP_BODY_TOO_LARGE', bodyErrors.tooLarge],
+  ['FST_ERR_CTP_EMPTY_JSON_BODY', bodyErrors.empty],
+  ['FST_ERR_CTP_INVALID_CONTENT_LENGTH', bodyErrors.lengthMismatch],
+  ['FST_ERR_CTP_INVALID_JSON_BODY', bodyErrors.invalidJson],
+  ['FST_ERR_BAD_JSON', bodyErrors.invalidJson],
+  ['FST_ERR_BAD_URL', malformedUrl],
+]);
+
 function mapFrameworkError(error: FrameworkError): GatewayError | null {
   if (!error || typeof error !== 'object') return null;
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return bodyErrors.unsupportedMediaType();
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return bodyErrors.tooLarge();
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return bodyErrors.empty();
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return bodyErrors.lengthMismatch();
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return bodyErrors.invalidJson();
-    case 'FST_ERR_BAD_URL':
-      return malformedUrl();
-    default:
-      break;
-  }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_BAD_JSON') return bodyErrors.invalidJson();
+  const known = frameworkErrors.get(error.code ?? '');
+  if (known) return known();
+  if (error instanceof SyntaxError) return bodyErrors.invalidJson();
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return new GatewayError(error.message ?? 'Bad request.', { status: error.statusCode, type: 'invalid_request_error', code: 'invalid_request' });
   }

@@ -21,14 +21,9 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** Extra response headers, for example `retry-after`. */
   headers?: Record<string, string>;
-  /** Whether the same request can succeed if sent again later (`x-should-retry`); default: by status, see `retryableStatus`. */
+  /** Whether the same request can succeed if sent again later (`x-should-retry`); default: what SDKs retry on their own (408, 409, 429, 5xx). */
   retryable?: boolean;
   cause?: unknown;
-}
-
-/** The default retry signal: what SDKs retry on their own (408, 409, 429 and 5xx). */
-export function retryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 export class GatewayError extends Error {
@@ -48,7 +43,8 @@ export class GatewayError extends Error {
     this.code = options.code ?? null;
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
-    this.retryable = options.retryable ?? retryableStatus(options.status);
+    const status = options.status;
+    this.retryable = options.retryable ?? (status === 408 || status === 409 || status === 429 || status >= 500);
   }
 }
 

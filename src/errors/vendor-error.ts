@@ -1,12 +1,9 @@
-import { GatewayError, type ErrorType } from './gateway-error.js';
+import { GatewayError, type ErrorType, type GatewayErrorOptions } from './gateway-error.js';
 
-export interface VendorErrorOptions {
+export interface VendorErrorOptions extends Omit<GatewayErrorOptions, 'type' | 'headers' | 'retryable'> {
   vendor: string;
-  /** The status the client should get (see the mapping in the vendors issue: 401/403 → 502 etc.). */
-  status: number;
+  /** Default: by status (400, 429 and 504 have their own; anything else is `upstream_error`). */
   type?: ErrorType;
-  code?: string | null;
-  param?: string | null;
   /**
    * Whether the same request can succeed later: the gateway may then retry or fall back (only
    * before output reached the client), and the client is told so in `x-should-retry`.
@@ -16,10 +13,11 @@ export interface VendorErrorOptions {
   upstreamStatus?: number | null;
   /** Seconds the upstream asked us to wait. */
   retryAfterSeconds?: number | null;
-  cause?: unknown;
 }
 
-/** An upstream failure. The message names the vendor and never contains a vendor key. */
+const typeByStatus: Record<number, ErrorType> = { 400: 'invalid_request_error', 429: 'rate_limit_error', 504: 'timeout_error' };
+
+/** An upstream failure; `status` is the one the client gets. The message names the vendor and never contains a vendor key. */
 export class VendorError extends GatewayError {
   readonly vendor: string;
   readonly upstreamStatus: number | null;
@@ -28,23 +26,8 @@ export class VendorError extends GatewayError {
   constructor(message: string, options: VendorErrorOptions) {
     const headers: Record<string, string> = {};
     if (options.retryAfterSeconds != null) headers['retry-after'] = String(Math.ceil(options.retryAfterSeconds));
-    super(message, {
-      status: options.status,
-      type:
-        options.type ??
-        (options.status === 504
-          ? 'timeout_error'
-          : options.status === 429
-            ? 'rate_limit_error'
-            : options.status === 400
-              ? 'invalid_request_error'
-              : 'upstream_error'),
-      code: options.code ?? null,
-      param: options.param ?? null,
-      headers,
-      retryable: options.retryable,
-      cause: options.cause,
-    });
+    const { status, code, param, retryable, cause } = options;
+    super(message, { status, type: options.type ?? typeByStatus[status] ?? 'upstream_error', code, param, headers, retryable, cause });
     this.name = 'VendorError';
     this.vendor = options.vendor;
     this.upstreamStatus = options.upstreamStatus ?? null;

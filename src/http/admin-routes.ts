@@ -2,14 +2,16 @@
  * Admin endpoints behind TOLLGATE_ADMIN_KEY: any account's usage, accounts, keys, budgets and
  * limits. Without the admin key configured they do not exist (404).
  */
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { generateKey } from '../auth/api-keys.js';
+import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
-import { requireAdminKey } from './admin-key.js';
-import { parseUsageQuery, usageToCsv, usageToJson } from './usage-route.js';
+import { parseInput } from './parse-input.js';
+import { answerUsage, parseUsageQuery } from './usage-route.js';
 
 export interface AdminRouteOptions {
   config: Config;
@@ -37,13 +39,23 @@ const limitSchema = z
 const accountSchema = z.strictObject({ name: z.string().min(1).max(200) });
 const keySchema = z.strictObject({ account_id: z.string().min(1), name: z.string().max(200).nullish() });
 
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue.code === 'unrecognized_keys') throw invalidRequest(`Unrecognized argument '${issue.keys[0]}'.`, issue.keys[0], 'unknown_parameter');
-  const param = issue.path.map(String).join('.') || null;
-  throw invalidRequest(`Invalid '${param ?? 'body'}': ${issue.message}`, param);
+/** An onRequest hook that admits only the admin key (constant-time compare of SHA-256 digests). */
+export function requireAdminKey(adminKey: string) {
+  const expected = createHash('sha256').update(adminKey).digest();
+  return async function checkAdminKey(request: FastifyRequest): Promise<void> {
+    const presented = presentedKey(request.headers);
+    const digest = createHash('sha256')
+      .update(presented ?? '')
+      .digest();
+    if (!presented || !timingSafeEqual(digest, expected)) {
+      throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
+    }
+  };
+}
+
+/** Throws a 400 naming `account_id` unless the account exists. */
+export async function requireAccount(storage: Storage, accountId: string): Promise<void> {
+  if (!(await storage.getAccount(accountId))) throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
 }
 
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {
@@ -51,11 +63,11 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
   const adminKey = config.adminKey;
   if (!adminKey) return;
   app.register(async (admin) => {
-    admin.addHook('onRequest', requireAdminKey({ adminKey }));
+    admin.addHook('onRequest', requireAdminKey(adminKey));
 
     admin.get('/admin/accounts', async () => ({ object: 'list', data: await storage.listAccounts() }));
     admin.post('/admin/accounts', async (request, reply) => {
-      const { name } = parseBody(accountSchema, request.body);
+      const { name } = parseInput(accountSchema, request.body, 'body');
       try {
         return reply.status(201).send(await storage.createAccount(name));
       } catch (error) {
@@ -63,8 +75,8 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
       }
     });
     admin.post('/admin/keys', async (request, reply) => {
-      const body = parseBody(keySchema, request.body);
-      if (!(await storage.getAccount(body.account_id))) throw invalidRequest(`No account '${body.account_id}'.`, 'account_id', 'account_not_found');
+      const body = parseInput(keySchema, request.body, 'body');
+      await requireAccount(storage, body.account_id);
       const generated = generateKey();
       const key = await storage.createKey({
         id: generated.id,
@@ -78,19 +90,18 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     admin.get('/admin/usage', async (request, reply) => {
       const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;
       const query = parseUsageQuery(rest);
-      const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.groupBy });
-      if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
-      return usageToJson(accountId || null, query, report);
+      const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.group_by });
+      return answerUsage(reply, accountId || null, query, report);
     });
     admin.put('/admin/budgets', async (request) => {
-      const body = parseBody(budgetSchema, request.body);
-      if (!(await storage.getAccount(body.account_id))) throw invalidRequest(`No account '${body.account_id}'.`, 'account_id', 'account_not_found');
+      const body = parseInput(budgetSchema, request.body, 'body');
+      await requireAccount(storage, body.account_id);
       await storage.setBudget({ accountId: body.account_id, keyId: body.key_id ?? null, tokens: body.tokens, period: body.period });
       onPolicyChange();
       return { object: 'budget', ...body, key_id: body.key_id ?? null };
     });
     admin.put('/admin/limits', async (request) => {
-      const body = parseBody(limitSchema, request.body);
+      const body = parseInput(limitSchema, request.body, 'body');
       await storage.setRateLimit({ accountId: body.account_id ?? null, keyId: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null });
       onPolicyChange();
       return { object: 'rate_limit', account_id: body.account_id ?? null, key_id: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null };

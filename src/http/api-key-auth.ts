@@ -7,14 +7,8 @@ import type { Authenticator, Caller } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import './fastify-types.js';
 
-export interface ApiKeyAuthOptions {
-  /** Resolves presented keys to callers (cached). */
-  authenticator: Authenticator;
-}
-
 /** An onRequest hook that sets `request.caller` or answers 401/403. */
-export function requireApiKey(options: ApiKeyAuthOptions) {
-  const { authenticator } = options;
+export function requireApiKey(authenticator: Authenticator) {
   // Callback style: a cached key is checked without a promise.
   return function authenticateApiKey(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     let result: Caller | Promise<Caller>;

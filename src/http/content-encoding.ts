@@ -8,14 +8,8 @@ import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import { bodyErrors } from '../errors/gateway-error.js';
 
-export interface ContentEncodingOptions {
-  /** The most decoded bytes a body may have (the gateway's body limit). */
-  limitBytes: number;
-}
-
-/** A preParsing hook: the payload as sent, or decoded from gzip or deflate. */
-export function decodeContentEncoding(options: ContentEncodingOptions) {
-  const { limitBytes } = options;
+/** A preParsing hook: the payload as sent, or decoded from gzip or deflate, at most `limitBytes` of it (the gateway's body limit). */
+export function decodeContentEncoding(limitBytes: number) {
   // Callback style: the common plain body passes without a promise.
   return function decodeBody(
     request: FastifyRequest,

@@ -30,16 +30,14 @@ const exposedHeaders = [
   'x-ratelimit-reset-tokens',
 ].join(', ');
 
-export interface CorsOptions {
-  /** Origins allowed to call the gateway from a page; `*` allows any; empty turns CORS off. */
-  origins: readonly string[];
-}
-
-/** An onRequest hook adding CORS headers for allowed origins and answering their preflights, or null when CORS is off. */
-export function cors(options: CorsOptions) {
-  if (options.origins.length === 0) return null;
-  const any = options.origins.includes('*');
-  const allowed = new Set(options.origins);
+/**
+ * An onRequest hook adding CORS headers for the origins allowed to call the gateway from a page
+ * (`*` allows any) and answering their preflights, or null when none are (CORS is off).
+ */
+export function cors(origins: readonly string[]) {
+  if (origins.length === 0) return null;
+  const any = origins.includes('*');
+  const allowed = new Set(origins);
   return async function applyCors(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const origin = request.headers.origin;
     if (typeof origin !== 'string' || (!any && !allowed.has(origin))) return undefined;

@@ -68,10 +68,6 @@ export function registerStaticUi(app: FastifyInstance, uiDir: string): void {
     if (type.startsWith('text/html')) reply.headers(pageSecurityHeaders);
     return reply.send(await readFile(file));
   };
-  const relativePath = (request: FastifyRequest) => {
-    const raw = (request.params as Record<string, string>)['*'] ?? '';
-    return raw.split('?')[0];
-  };
   const redirect = (to: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
     return reply.redirect(to + query, 301);
@@ -79,14 +75,14 @@ export function registerStaticUi(app: FastifyInstance, uiDir: string): void {
 
   // A person opening the gateway's address lands on the dashboard; 302, as the root may serve more one day.
   app.get('/', async (_request, reply) => reply.redirect('/dashboard/', 302));
-  app.get('/dashboard', redirect('/dashboard/'));
-  app.get('/playground', redirect('/playground/'));
-  app.get('/dashboard/*', async (request, reply) => {
-    const relative = relativePath(request);
-    return send(reply, relative === '' ? 'index.html' : relative, `/dashboard/${relative}`);
-  });
-  app.get('/playground/*', async (request, reply) => {
-    const relative = relativePath(request);
-    return send(reply, relative === '' ? 'playground.html' : relative, `/playground/${relative}`);
-  });
+  for (const [page, index] of [
+    ['dashboard', 'index.html'],
+    ['playground', 'playground.html'],
+  ]) {
+    app.get(`/${page}`, redirect(`/${page}/`));
+    app.get(`/${page}/*`, async (request, reply) => {
+      const relative = ((request.params as Record<string, string>)['*'] ?? '').split('?')[0];
+      return send(reply, relative === '' ? index : relative, `/${page}/${relative}`);
+    });
+  }
 }

@@ -1,11 +1,17 @@
 /** GET /v5/usage: the caller's own account usage, filtered by time and grouped by model, day or key. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
-import { invalidRequest, storageUnavailable } from '../errors/gateway-error.js';
+import { storageUnavailable } from '../errors/gateway-error.js';
 import { callerOf } from './api-key-auth.js';
+import { parseInput } from './parse-input.js';
 
-const isoInstant = (param: string) => z.string().refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` });
+/** An instant as ISO 8601, normalised to UTC with milliseconds. */
+const isoInstant = (param: string) =>
+  z
+    .string()
+    .refine((value) => !Number.isNaN(Date.parse(value)), { error: `'${param}' must be an ISO 8601 date or time.` })
+    .transform((value) => new Date(value).toISOString());
 
 export const usageQuerySchema = z.strictObject({
   since: isoInstant('since').optional(),
@@ -14,27 +20,11 @@ export const usageQuerySchema = z.strictObject({
   format: z.enum(['json', 'csv'], { error: "'format' must be json or csv." }).optional(),
 });
 
-export interface ParsedUsageQuery {
-  since?: string;
-  until?: string;
-  groupBy?: UsageGroupBy;
-  format: 'json' | 'csv';
-}
+type UsageQuery = z.output<typeof usageQuerySchema>;
 
-export function parseUsageQuery(query: unknown): ParsedUsageQuery {
-  const result = usageQuerySchema.safeParse(query ?? {});
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    if (issue.code === 'unrecognized_keys') throw invalidRequest(`Unknown query parameter '${issue.keys[0]}'.`, issue.keys[0], 'unknown_parameter');
-    throw invalidRequest(issue.message, String(issue.path[0] ?? ''), 'invalid_value');
-  }
-  const { since, until, group_by: groupBy, format } = result.data;
-  return {
-    since: since ? new Date(since).toISOString() : undefined,
-    until: until ? new Date(until).toISOString() : undefined,
-    groupBy,
-    format: format ?? 'json',
-  };
+/** Reads a usage query (every message of its schema names the parameter). */
+export function parseUsageQuery(query: unknown): UsageQuery {
+  return parseInput(usageQuerySchema, query, 'query', true);
 }
 
 /** The report's counts, as the JSON fields and CSV columns name them, in order. */
@@ -65,8 +55,10 @@ function csvCell(value: string | number): string {
   return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function usageToJson(accountId: string | null, query: ParsedUsageQuery, report: UsageReport) {
-  const groupBy = query.groupBy;
+/** The report as the query asks for it: CSV, or the JSON usage object. */
+export function answerUsage(reply: FastifyReply, accountId: string | null, query: UsageQuery, report: UsageReport) {
+  const groupBy = query.group_by;
+  if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, groupBy));
   const row = (totals: Totals) => Object.fromEntries(countColumns.map(([column, field]) => [column, totals[field]]));
   return {
     object: 'usage',
@@ -83,10 +75,9 @@ export function registerUsageRoute(app: FastifyInstance, storage: Storage): void
   app.get('/v5/usage', async (request, reply) => {
     const query = parseUsageQuery(request.query);
     const accountId = callerOf(request).account.id;
-    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.groupBy }).catch((error: unknown) => {
+    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.group_by }).catch((error: unknown) => {
       throw storageUnavailable(error);
     });
-    if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, query.groupBy));
-    return usageToJson(accountId, query, report);
+    return answerUsage(reply, accountId, query, report);
   });
 }
