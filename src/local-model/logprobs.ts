@@ -1,11 +1,12 @@
 /**
- * Logprobs of the local model. They are always the model's own distribution (the n-gram
- * probabilities), not the tempered, penalised or biased distribution a token was drawn from:
- * that is what OpenAI's legacy completions report, it keeps echo scores and best_of ranking
- * independent of the sampling knobs, and it makes every value checkable against `distribution`.
+ * Logprobs of the local model: always the model's own distribution, not the tempered, penalised or
+ * biased one a token was drawn from. That is what OpenAI's legacy completions report, and it keeps
+ * echo scores and best_of ranking independent of the sampling knobs.
  */
+import { historyAfter, pushPromptToken } from './context-history.js';
+import type { LocalRuntime } from './model-loader.js';
 import type { LocalNgramModel } from './ngram-model.js';
-import type { LocalTokenTexts } from './token-text.js';
+import { type LocalTokenTexts, tokenString } from './token-text.js';
 import type { LocalWorkspace } from './workspace.js';
 
 /** One token's score as the legacy completions `logprobs` object spells it. */
@@ -76,4 +77,37 @@ export function logprobRecord(texts: LocalTokenTexts, tokens: Int32Array, probab
 export function scoredToken(tokenText: string, logprob: number, top: Record<string, number>): ScoredToken {
   if (!(tokenText in top)) top[tokenText] = logprob;
   return { token: tokenText, logprob, topLogprobs: top };
+}
+
+/**
+ * The model's score of a prompt (for echo with logprobs): every token given the tokens before it,
+ * with `count` alternatives (0–5). The first token has no context: null, as OpenAI reports it.
+ */
+export function promptLogprobs({ model, texts, pool }: LocalRuntime, tokens: readonly number[], count: number): ScoredToken[] {
+  const workspace = pool.acquire();
+  const entries: ScoredToken[] = [];
+  const history = historyAfter(model, []);
+  const nodes = new Int32Array(model.order - 1);
+  tokens.forEach((id, position) => {
+    const text = tokenString(id);
+    if (position === 0) entries.push({ token: text, logprob: null, topLogprobs: null });
+    else {
+      model.findNodes(history, nodes);
+      const token = model.indexOf(id);
+      let probability: number;
+      let top: Record<string, number> = {};
+      if (count > 0) {
+        const beta = model.accumulate(nodes, workspace);
+        top = topLogprobs(model, texts, workspace, beta, count);
+        const sparse = token >= 0 && workspace.stamps[token] === workspace.currentStamp ? workspace.mass[token] : 0;
+        probability = token >= 0 ? sparse + beta * model.unigram[token] : 0;
+      } else {
+        probability = token >= 0 ? model.probability(nodes, token) : 0;
+      }
+      entries.push(scoredToken(text, logOf(probability), top));
+    }
+    pushPromptToken(model, history, id);
+  });
+  pool.release(workspace);
+  return entries;
 }

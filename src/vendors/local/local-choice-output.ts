@@ -39,7 +39,7 @@ export class LocalChoiceOutput {
   push(text: string, entries: TokenLogprob[] | null): StreamPart | null {
     if (this.matcher.inactive) return this.delta(text, entries);
     const result = this.matcher.push(text);
-    if (!this.withLogprobs) return result.text.length > 0 ? this.delta(result.text, null) : null;
+    if (!this.withLogprobs) return this.delta(result.text, null);
     this.queue.push({ text, entries: entries ?? [] });
     this.available += result.text.length;
     return this.release(result.stopped);
@@ -49,7 +49,7 @@ export class LocalChoiceOutput {
   finish(): StreamPart | null {
     if (this.matcher.inactive || this.matcher.stopped) return null;
     const rest = this.matcher.flush();
-    if (!this.withLogprobs) return rest.length > 0 ? this.delta(rest, null) : null;
+    if (!this.withLogprobs) return this.delta(rest, null);
     this.available += rest.length;
     return this.release(true);
   }
@@ -75,7 +75,7 @@ export class LocalChoiceOutput {
       this.queue.length = 0;
       this.available = 0;
     }
-    return text.length > 0 ? this.delta(text, entries) : null;
+    return this.delta(text, entries);
   }
 
   private delta(text: string, entries: TokenLogprob[] | null): StreamPart | null {
