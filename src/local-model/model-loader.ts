@@ -1,20 +1,14 @@
 /**
- * The local model, loaded on first use instead of at start. Loaded, it holds about 30 MiB: the
- * cache file's tables (17.7 MiB) and the per-node backoff weights and bounds derived from them
- * (12 MiB), plus the cl100k tables its token texts are spelled from (~15 MiB, shared with the
- * tokenizer). A gateway that only proxies other vendors never needs any of it, and every worker of
- * a cluster would pay it again.
+ * The local model, loaded on first use instead of at start: loaded, it holds about 30 MiB (the
+ * cache file's tables and the per-node weights derived from them), plus the cl100k tables its token
+ * texts are spelled from (~15 MiB), which a gateway that only proxies other vendors never needs.
  *
- * At start the loader only checks the cache file's header (a few KiB). A missing or stale cache is
- * trained right there (about a second of CPU), so no request waits for training, but in a child
- * process (train-cli.ts): training builds counts for the whole corpus, and in the serving
- * process the heap and malloc arenas it grew stayed, ~110 MiB of RSS for as long as the gateway ran
- * (first start of a fresh checkout: 219 MiB at rest against 109). Only when the child cannot run
- * is the model trained in this process, and then kept. Otherwise the first local request reads
- * the file and builds the runtime tables (~100 ms, the cl100k tables included). If that fails (the
- * file was removed or damaged after start), `get` throws LocalModelUnavailableError instead of
- * crashing, and later calls retry the read, at most once per RETRY_MS so that a failing read is not
- * repeated for every request of a burst.
+ * At start the loader only checks the cache file's header. A missing or stale cache is trained
+ * right there, so no request waits for training, but in a child process (train-cli.ts): in the
+ * serving process the heap and malloc arenas training grew stayed, ~110 MiB of RSS for as long as
+ * the gateway ran. Only when the child cannot run is the model trained, and kept, in this process.
+ * If the first request cannot read the file (removed or damaged after start), `get` throws
+ * LocalModelUnavailableError, and retries the read at most once per RETRY_MS.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -34,31 +28,18 @@ import { LocalWorkspacePool } from './workspace.js';
 
 const RETRY_MS = 5_000;
 
-/** What generation reads: the model, its token texts, and scratch memory sized to its vocabulary. */
+/** What generation reads: the model, its token texts, and workspaces (sized to the vocabulary and the ids outside it that logit_bias lifts). */
 export interface LocalRuntime {
-  /** The n-gram model built from the cache file. */
   model: LocalNgramModel;
-  /** How each vocabulary token is spelled and what bytes it carries. */
   texts: LocalTokenTexts;
-  /** Workspaces sized to the vocabulary (and the ids outside it that logit_bias lifts), lent to one sequence at a time. */
   pool: LocalWorkspacePool;
 }
 
-/** The few log calls the loader makes (a pino logger fits), so the engine needs no logging module of its own. */
-export interface LocalModelLog {
-  /** Training and loading as they happen. */
+/** The log calls the loader makes (a pino logger fits), so the engine needs no logging module of its own. */
+interface LocalModelLog {
   info(fields: Record<string, unknown>, message: string): void;
-  /** Training fell back to this process. */
   warn(fields: Record<string, unknown>, message: string): void;
-  /** The cache file could not be read. */
   error(fields: Record<string, unknown>, message: string): void;
-}
-
-export interface LocalModelLoaderOptions {
-  /** Where the loader reports training and loading (the caller binds its own fields, e.g. the vendor). */
-  logger: LocalModelLog;
-  /** Directory of the cached trained model (default `<repo root>/.cache/local-model`). */
-  cacheDir?: string;
 }
 
 /** The model cannot be read (its cache file went missing or was damaged after start); the cause is logged. */
@@ -75,7 +56,8 @@ export class LocalModelLoader {
   private runtime: LocalRuntime | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(options: LocalModelLoaderOptions) {
+  /** `cacheDir`: directory of the cached trained model (default `<repo root>/.cache/local-model`). */
+  constructor(options: { logger: LocalModelLog; cacheDir?: string }) {
     this.logger = options.logger;
     this.location = locateLocalModel({ cacheDir: options.cacheDir });
     if (isLocalModelCached(this.location)) {
