@@ -1,21 +1,17 @@
 /**
- * Sampling from softmax((log P + adjustment) / T) of a prepared step, optionally restricted to
- * the top_p nucleus, without evaluating every token:
+ * Sampling from softmax((log P + adjustment) / T) of a prepared step, optionally within the top_p
+ * nucleus, without evaluating every token. Weights are relative to the largest one, so nothing
+ * overflows and only negligible weights underflow.
  *
- * - Weights are relative to the largest one (w = exp(logit − max logit) ≤ 1): no overflow at any
- *   temperature or bias, and only negligible weights underflow.
- * - S tokens (see step.ts) get their weight computed. Every other token's weight is
- *   scale · (B / B_max)^(1/T) with one scale per step, and the per-node tempered sums make their
- *   total exact without visiting them: Σ_{w∉S} = scale · (Σ_all (B/B_max)^(1/T) − Σ_{w∈S} (B/B_max)^(1/T)).
- * - top_p: the nucleus (the smallest set of highest-weight tokens whose mass reaches top_p of the
- *   total, the crossing token included) is built by merging S, taken from a max-heap, with the
- *   stream of the other tokens, already in descending order; it stops as soon as the mass is
- *   reached. Then a draw inside the nucleus.
- * - Without top_p, a draw that lands outside S samples the rest by exact rejection from the
- *   node's tempered list plus the tempered unigram, with an exact walk if that keeps failing.
+ * - S tokens (step.ts) get their weight computed. Every other token weighs scale · (B / B_max)^(1/T),
+ *   one scale per step, and the table's per-node sums give their total without visiting them:
+ *   Σ_{w∉S} = scale · (Σ_all (B/B_max)^(1/T) − Σ_{w∈S} (B/B_max)^(1/T)).
+ * - top_p: the nucleus (the fewest highest-weight tokens whose mass reaches top_p of the total) is
+ *   built by merging S, from a max-heap, with the stream of the other tokens, already descending.
+ * - Without top_p, a draw outside S samples the rest by exact rejection from the node's tempered
+ *   list plus the tempered unigram, with an exact walk if that keeps failing.
  */
 import { findToken, type LocalNgramModel } from './ngram-model.js';
-import type { LocalTemperedNodes } from './node-order.js';
 import type { RandomSource } from './random.js';
 import type { LocalStep } from './step.js';
 import type { LocalTemperatureTable } from './temperature-table.js';
@@ -24,10 +20,10 @@ import type { LocalWorkspace } from './workspace.js';
 const REJECTION_ATTEMPTS = 256;
 
 export class LocalTemperedDraw {
-  /** Weight of a stream token = scale · (B / B_max)^(1/T); outside the node's list that is scale · restScale · table weight. */
+  /** A stream token weighs scale · (B / B_max)^(1/T): scale · restScale · table weight outside the node's list. */
   private scale = 0;
   private restScale = 1;
-  /** Σ (B / B_max)^(1/T) over the node's list and over the rest of the vocabulary (in table weights). */
+  /** Σ (B / B_max)^(1/T) over the node's list, and over the rest of the vocabulary in table weights. */
   private listTotal = 0;
   private restWeight = 0;
   private cumulative: Float64Array;
@@ -37,9 +33,8 @@ export class LocalTemperedDraw {
     private readonly workspace: LocalWorkspace,
     private readonly step: LocalStep,
     private readonly table: LocalTemperatureTable,
-    private readonly tempered: LocalTemperedNodes,
   ) {
-    this.cumulative = tempered.cumulative;
+    this.cumulative = table.listCumulative;
   }
 
   /** A token from the tempered, adjusted distribution of the prepared step, within the top_p nucleus when topP < 1. */
@@ -50,10 +45,10 @@ export class LocalTemperedDraw {
     const inverse = this.table.inverseTemperature;
     const node = step.node;
     if (node >= 0) {
-      this.tempered.ensure(node);
+      this.table.ensure(node);
       this.listTotal = step.end > step.start ? this.cumulative[step.end - 1] : 0;
-      this.restWeight = this.tempered.restWeight[node];
-      this.restScale = this.tempered.restScale[node];
+      this.restWeight = this.table.restWeight[node];
+      this.restScale = this.table.restScale[node];
     } else {
       this.listTotal = 0;
       this.restWeight = this.table.total;
@@ -130,11 +125,7 @@ export class LocalTemperedDraw {
     return this.scale * (this.cumulative[position] - (position > step.start ? this.cumulative[position - 1] : 0));
   }
 
-  /**
-   * The nucleus merge, written as one tight loop over three sources: the S heap, the node's
-   * sorted list and the unigram order minus that list (both skipping S). Each source's head
-   * weight is kept until that source moves.
-   */
+  /** The nucleus merge, one tight loop over the S heap, the node's sorted list and the unigram order minus that list. */
   private sampleNucleus(random: RandomSource, target: number): number {
     const step = this.step;
     const { touched, touchedCount, weights, heap, nucleusTokens, nucleusWeights, stamps, currentStamp } = this.workspace;
