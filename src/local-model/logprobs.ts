@@ -31,8 +31,7 @@ export function logOf(probability: number): number {
  * for touched tokens, β·unigram for the rest), most likely first, as token string → logprob.
  */
 export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, workspace: LocalWorkspace, beta: number, count: number): Record<string, number> {
-  const result: Record<string, number> = {};
-  if (count <= 0) return result;
+  if (count <= 0) return {};
   const bestTokens = new Int32Array(count).fill(-1);
   const bestProbabilities = new Float64Array(count).fill(-1);
   const offer = (token: number, probability: number): void => {
@@ -60,10 +59,8 @@ export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, work
     offer(token, beta * unigram[token]);
     taken++;
   }
-  for (let slot = 0; slot < count; slot++) {
-    if (bestTokens[slot] >= 0) result[texts.strings[bestTokens[slot]]] = Math.log(bestProbabilities[slot]);
-  }
-  return result;
+  const filled = bestTokens.indexOf(-1);
+  return logprobRecord(texts, bestTokens, bestProbabilities, filled < 0 ? count : filled);
 }
 
 /** The first `count` of `tokens` / `probabilities` as token string → logprob. */

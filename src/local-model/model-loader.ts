@@ -7,12 +7,13 @@
  * right there, so no request waits for training, but in a child process (train-cli.ts): in the
  * serving process the heap and malloc arenas training grew stayed, ~110 MiB of RSS for as long as
  * the gateway ran. Only when the child cannot run is the model trained, and kept, in this process.
- * If the first request cannot read the file (removed or damaged after start), `get` throws
- * LocalModelUnavailableError, and retries the read at most once per RETRY_MS.
+ * If the first request cannot read the file (removed or damaged after start), `get` throws a 503
+ * the client may retry (the file path stays in the log), and reads again at most once per RETRY_MS.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { VendorError } from '../errors/vendor-error.js';
 import { MAX_OUTSIDE_TOKENS } from './logit-bias.js';
 import {
   isLocalModelCached,
@@ -42,34 +43,30 @@ interface LocalModelLog {
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-/** The model cannot be read (its cache file went missing or was damaged after start); the cause is logged. */
-export class LocalModelUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('The local model could not be loaded (see the log); restarting rebuilds its cache.', { cause });
-    this.name = 'LocalModelUnavailableError';
-  }
-}
-
 export class LocalModelLoader {
   private readonly logger: LocalModelLog;
+  private readonly vendor: string;
   private readonly location: LocalModelLocation;
   private runtime: LocalRuntime | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
 
-  /** `cacheDir`: directory of the cached trained model (default `<repo root>/.cache/local-model`). */
-  constructor(options: { logger: LocalModelLog; cacheDir?: string }) {
+  /** `vendor` names the model's vendor in errors; `cacheDir` holds the cached model (default `<repo root>/.cache/local-model`). */
+  constructor(options: { logger: LocalModelLog; vendor: string; cacheDir?: string }) {
     this.logger = options.logger;
+    this.vendor = options.vendor;
     this.location = locateLocalModel({ cacheDir: options.cacheDir });
     if (isLocalModelCached(this.location)) {
       this.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
       return;
     }
-    const trainedApart = trainInChildProcess(this.location);
-    if (trainedApart.ok && isLocalModelCached(this.location)) {
-      this.logger.info({ path: this.location.path, trainingMs: trainedApart.ms }, 'local model trained in a child process and cached (loads on first use)');
+    const start = performance.now();
+    const failure = trainInChildProcess(this.location);
+    const trainingMs = Math.round(performance.now() - start);
+    if (failure === null && isLocalModelCached(this.location)) {
+      this.logger.info({ path: this.location.path, trainingMs }, 'local model trained in a child process and cached (loads on first use)');
       return;
     }
-    this.logger.warn({ reason: trainedApart.reason }, 'local model could not be trained in a child process; training it here');
+    this.logger.warn({ reason: failure }, 'local model could not be trained in a child process; training it here');
     const loaded = loadOrTrainLocalModel(this.location);
     this.runtime = this.build(loaded, loaded.trained ? 'local model trained and cached' : 'local model loaded from cache');
   }
@@ -78,13 +75,13 @@ export class LocalModelLoader {
     return this.runtime !== null;
   }
 
-  /** The runtime, loaded on the first call. Throws LocalModelUnavailableError when the model cannot be loaded. */
+  /** The runtime, loaded on the first call. Throws a VendorError (503) when the model cannot be loaded. */
   get(): LocalRuntime {
     return this.runtime ?? this.load();
   }
 
   private load(): LocalRuntime {
-    if (performance.now() - this.failedAt < RETRY_MS) throw new LocalModelUnavailableError(null);
+    if (performance.now() - this.failedAt < RETRY_MS) throw this.unavailable(undefined);
     try {
       const loaded = loadCachedLocalModel(this.location);
       if (!loaded) throw new Error(`the cache file ${this.location.path} is missing, unreadable or damaged`);
@@ -93,8 +90,19 @@ export class LocalModelLoader {
     } catch (cause) {
       this.failedAt = performance.now();
       this.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
-      throw new LocalModelUnavailableError(cause);
+      throw this.unavailable(cause);
     }
+  }
+
+  private unavailable(cause: unknown): VendorError {
+    return new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
+      vendor: this.vendor,
+      status: 503,
+      type: 'service_unavailable',
+      code: 'local_model_unavailable',
+      retryable: true,
+      cause,
+    });
   }
 
   private build(loaded: LoadedLocalModel, message: string): LocalRuntime {
@@ -116,13 +124,10 @@ export class LocalModelLoader {
   }
 }
 
-/** Runs train-cli.ts for this cache location and waits for it (start-up waits for training either way). */
-function trainInChildProcess(location: LocalModelLocation): { ok: boolean; ms: number; reason: string | null } {
-  const start = performance.now();
+/** Runs train-cli.ts for this cache location and waits for it (start-up waits for training either way); why it failed, or null. */
+function trainInChildProcess(location: LocalModelLocation): string | null {
   const cli = fileURLToPath(new URL('./train-cli.js', import.meta.url));
   const result = spawnSync(process.execPath, [cli, dirname(location.path)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-  const ms = Math.round(performance.now() - start);
-  if (result.error) return { ok: false, ms, reason: result.error.message };
-  if (result.status !== 0) return { ok: false, ms, reason: `exit ${result.status ?? result.signal}: ${result.stderr.trim().slice(-500)}` };
-  return { ok: true, ms, reason: null };
+  if (result.error) return result.error.message;
+  return result.status === 0 ? null : `exit ${result.status ?? result.signal}: ${result.stderr.trim().slice(-500)}`;
 }

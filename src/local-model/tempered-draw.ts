@@ -162,21 +162,16 @@ export class LocalTemperedDraw {
       const heapWeight = heapSize > 0 ? weights[heapToken] : -1;
       let token: number;
       let weight: number;
-      if (listWeight > restWeight || (listWeight === restWeight && listToken >= 0 && listToken < restToken)) {
-        if (heapWeight > listWeight || (heapWeight === listWeight && heapToken < listToken)) {
-          token = heapToken;
-          weight = heapWeight;
-          heap[0] = heap[--heapSize];
-          siftDown(heap, heapSize, 0, weights);
-        } else {
-          token = listToken;
-          weight = listWeight;
-          list++;
-          while (list < end && stamps[sortedTokens[list]] === currentStamp) list++;
-          listToken = list < end ? sortedTokens[list] : -1;
-          listWeight = list < end ? scale * (cumulative[list] - cumulative[list - 1]) : -1;
-        }
-      } else if (restToken >= 0 && (restWeight > heapWeight || (restWeight === heapWeight && restToken < heapToken))) {
+      // The list and the rest are merged first; the heap's head goes before the winner when it beats it.
+      const listFirst = listWeight > restWeight || (listWeight === restWeight && listToken >= 0 && listToken < restToken);
+      if (listFirst && !(heapWeight > listWeight || (heapWeight === listWeight && heapToken < listToken))) {
+        token = listToken;
+        weight = listWeight;
+        list++;
+        while (list < end && stamps[sortedTokens[list]] === currentStamp) list++;
+        listToken = list < end ? sortedTokens[list] : -1;
+        listWeight = list < end ? scale * (cumulative[list] - cumulative[list - 1]) : -1;
+      } else if (!listFirst && restToken >= 0 && (restWeight > heapWeight || (restWeight === heapWeight && restToken < heapToken))) {
         token = restToken;
         weight = restWeight;
         for (rank++; rank < size; rank++) {

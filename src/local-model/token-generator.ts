@@ -86,7 +86,7 @@ export class LocalTokenGenerator {
 
   /** Text still held back for an incomplete character (at the end of the sequence); null when none. */
   flush(): string | null {
-    return this.assembler.holding ? this.assembler.flush() : null;
+    return this.assembler.flush();
   }
 
   /** Returns the scratch memory to the pool; the generator is unusable afterwards. */

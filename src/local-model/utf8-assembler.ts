@@ -16,10 +16,6 @@ export class LocalUtf8Assembler {
 
   constructor(private readonly texts: LocalTokenTexts) {}
 
-  get holding(): boolean {
-    return this.pendingTokens > 0;
-  }
-
   /**
    * Adds a token (index `token` of `texts`, by default the vocabulary's); returns the text it
    * completes, or null while a character is still incomplete.
@@ -33,8 +29,9 @@ export class LocalUtf8Assembler {
     return this.flush();
   }
 
-  /** Releases whatever is held (at the end of generation). */
-  flush(): string {
+  /** Releases whatever is held (at the end of generation); null when nothing is. */
+  flush(): string | null {
+    if (this.pendingTokens === 0) return null;
     const text = decoder.decode(Uint8Array.from(this.pending));
     this.pending = [];
     this.pendingTokens = 0;

@@ -2,10 +2,9 @@
  * The built-in `local` vendor: a real (small) language model running in-process. It honours every
  * legacy-completions parameter natively (nothing is emulated); `suffix` is refused (local-request-check.ts).
  */
-import { VendorError } from '../../errors/vendor-error.js';
 import { historyAfter } from '../../local-model/context-history.js';
 import { promptLogprobs } from '../../local-model/logprobs.js';
-import { LocalModelLoader, LocalModelUnavailableError, type LocalRuntime } from '../../local-model/model-loader.js';
+import { LocalModelLoader, type LocalRuntime } from '../../local-model/model-loader.js';
 import type { LocalNgramModel } from '../../local-model/ngram-model.js';
 import { LocalRandom } from '../../local-model/random.js';
 import type { LocalTokenTexts } from '../../local-model/token-text.js';
@@ -38,10 +37,10 @@ export interface LocalAdapter extends VendorAdapter<LocalPlan> {
 }
 
 export async function createLocalAdapter(options: LocalAdapterOptions): Promise<LocalAdapter> {
-  const loader = new LocalModelLoader({ logger: options.logger.child({ vendor: LOCAL_VENDOR }), cacheDir: options.cacheDir });
+  const loader = new LocalModelLoader({ logger: options.logger.child({ vendor: LOCAL_VENDOR }), vendor: LOCAL_VENDOR, cacheDir: options.cacheDir });
   // Only `prepare` and `stream` (and the inspection getters) load the model; listing and resolving
   // models, and so /ready, never do.
-  const runtime = (): LocalRuntime => loadRuntime(loader);
+  const runtime = (): LocalRuntime => loader.get();
   const models = localModels();
   return {
     name: LOCAL_VENDOR,
@@ -129,22 +128,5 @@ async function* streamLocal(
   } finally {
     const completionTokens = results.reduce((sum, result) => sum + result.completionTokens, 0);
     generation.reportUsage?.({ promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 });
-  }
-}
-
-/** The loaded model; a model that cannot be read is a 503 the client may retry (the file path stays in the log). */
-function loadRuntime(loader: LocalModelLoader): LocalRuntime {
-  try {
-    return loader.get();
-  } catch (error) {
-    if (!(error instanceof LocalModelUnavailableError)) throw error;
-    throw new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
-      vendor: LOCAL_VENDOR,
-      status: 503,
-      type: 'service_unavailable',
-      code: 'local_model_unavailable',
-      retryable: true,
-      cause: error.cause ?? undefined,
-    });
   }
 }
