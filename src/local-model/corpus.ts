@@ -33,11 +33,7 @@ export function corpusFingerprint(files: readonly LocalCorpusFile[]): string {
   return hash.digest('hex');
 }
 
-/**
- * The corpus as one cl100k token stream: `padding` end-of-text tokens, then every address followed
- * by an end-of-text token (the model's own end token). The padding gives the first address a full
- * context, and the separators teach the model both where an address ends and how one begins.
- */
+/** The corpus as one token stream: `padding` end-of-text tokens (a full context for the first address), then each address and an end-of-text. */
 export function tokenizeCorpus(files: readonly LocalCorpusFile[], padding: number): Int32Array {
   const stream: number[] = new Array(padding).fill(END_OF_TEXT_TOKEN);
   for (const file of files) {

@@ -1,11 +1,9 @@
 /**
- * logit_bias in model terms: log P(w | context) + bias. The corpus uses about a fifth of
- * cl100k_base, and an id it never saw has log P = −∞, which no finite bias lifts. So that a bias
- * still reaches it, such an id is drawn as if it were the least likely token the model knows after
- * the context (step.ts) plus its bias: +100 forces it, a smaller lift makes it rarely possible, and
- * a bias ≤ 0 changes nothing. Its reported logprob stays the model's own (−∞).
- *
- * Sampler indexes: 0 … vocabularySize − 1 are the vocabulary, vocabularySize + i is `outsideTokens[i]`.
+ * logit_bias in model terms: log P(w | context) + bias. An id the corpus never saw (most of
+ * cl100k_base) has log P = −∞, which no bias lifts, so it is drawn as if it were the least likely
+ * token the model knows after the context (step.ts) plus its bias: +100 forces it, a bias ≤ 0 changes
+ * nothing. Its reported logprob stays the model's own (−∞). Sampler indexes: the vocabulary, then
+ * vocabularySize + i for `outsideTokens[i]`.
  */
 import type { LocalNgramModel } from './ngram-model.js';
 

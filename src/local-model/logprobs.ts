@@ -26,10 +26,7 @@ export function logOf(probability: number): number {
   return probability > 0 ? Math.log(probability) : IMPOSSIBLE_LOGPROB;
 }
 
-/**
- * The `count` most likely tokens of the accumulated step in the workspace (P = mass + β·unigram
- * for touched tokens, β·unigram for the rest), most likely first, as token string → logprob.
- */
+/** The `count` most likely tokens after `model.accumulate` (P = mass + β·unigram), most likely first, as token string → logprob. */
 export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, workspace: LocalWorkspace, beta: number, count: number): Record<string, number> {
   if (count <= 0) return {};
   const bestTokens = new Int32Array(count).fill(-1);
@@ -76,10 +73,7 @@ export function scoredToken(tokenText: string, logprob: number, top: Record<stri
   return { token: tokenText, logprob, topLogprobs: top };
 }
 
-/**
- * The model's score of a prompt (for echo with logprobs): every token given the tokens before it,
- * with `count` alternatives (0–5). The first token has no context: null, as OpenAI reports it.
- */
+/** Scores a prompt for echo: every token given those before it, with `count` alternatives; the first has no context (null). */
 export function promptLogprobs({ model, texts, pool }: LocalRuntime, tokens: readonly number[], count: number): ScoredToken[] {
   const workspace = pool.acquire();
   const entries: ScoredToken[] = [];

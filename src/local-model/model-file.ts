@@ -90,10 +90,7 @@ function arraysFit({ header, dataStart }: ParsedHeader, size: number): boolean {
   });
 }
 
-/**
- * Whether the file at `path` is a complete model file of this format built for `key`, reading only
- * its header (a few KiB): the gateway checks its cache at start without loading the model.
- */
+/** Whether `path` is a complete model file of this format for `key`, judged by its header alone (checked at start). */
 export function modelFileMatches(path: string, key: string): boolean {
   let descriptor: number | null = null;
   try {
@@ -111,10 +108,7 @@ export function modelFileMatches(path: string, key: string): boolean {
   }
 }
 
-/**
- * Null when the file is missing, unreadable, damaged, of another format version, or built for
- * another key. The arrays are views on the one buffer read: the file's bytes are the model.
- */
+/** The model in the file (views on the one buffer read), or null when it is missing, damaged, stale or of another format. */
 export function readModelFile(path: string, key: string): LocalModelData | null {
   let file: Buffer;
   try {

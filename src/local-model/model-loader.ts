@@ -1,14 +1,11 @@
 /**
- * The local model, loaded on first use instead of at start: loaded, it holds about 30 MiB (the
- * cache file's tables and the per-node weights derived from them), plus the cl100k tables its token
- * texts are spelled from (~15 MiB), which a gateway that only proxies other vendors never needs.
- *
- * At start the loader only checks the cache file's header. A missing or stale cache is trained
- * right there, so no request waits for training, but in a child process (train-cli.ts): in the
- * serving process the heap and malloc arenas training grew stayed, ~110 MiB of RSS for as long as
- * the gateway ran. Only when the child cannot run is the model trained, and kept, in this process.
- * If the first request cannot read the file (removed or damaged after start), `get` throws a 503
- * the client may retry (the file path stays in the log), and reads again at most once per RETRY_MS.
+ * The local model, loaded on first use: it holds ~30 MiB (the file's tables and the per-node weights
+ * derived from them) plus the cl100k tables its texts are spelled from (~15 MiB), which a gateway
+ * that only proxies other vendors never needs. At start the loader only checks the file's header;
+ * a missing or stale cache is trained then, in a child process (train-cli.ts), because the heap
+ * training grows stayed in the serving process (~110 MiB of RSS). If the child cannot run, the
+ * model is trained and kept here. A file that cannot be read later is a 503 the client may retry
+ * (the path stays in the log), and the read is retried at most once per RETRY_MS.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';

@@ -1,8 +1,7 @@
 /**
  * Where the trained local model lives: `<repo root>/.cache/local-model/` (gitignored), one file per
- * training setup. The file name carries a hash of everything that shapes the model (format, order,
- * corpus selection and content, tokenizer), so a changed setup retrains instead of loading a stale
- * model.
+ * training setup, named by a hash of everything that shapes the model (format, order, corpus,
+ * tokenizer), so a changed setup retrains instead of loading a stale model.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';

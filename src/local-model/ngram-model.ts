@@ -79,10 +79,7 @@ export class LocalNgramModel {
     return tokenId >= 0 && tokenId < this.indexByToken.length ? this.indexByToken[tokenId] : NO_TOKEN;
   }
 
-  /**
-   * `nodes[L - 1]` receives the trie node of the context of length L in `history` (latest token
-   * first, vocabulary indexes), or −1: NO_TOKEN ends the usable context, so unseen tokens back off.
-   */
+  /** `nodes[L - 1]` receives the trie node of the last L tokens of `history` (latest first), or −1: NO_TOKEN ends the context. */
   findNodes(history: Int32Array, nodes: Int32Array): void {
     nodes.fill(-1);
     let node = history[0];
@@ -180,20 +177,7 @@ export class LocalNgramModel {
       target -= levelMass;
       weight *= gamma;
     }
-    return this.sampleUnigram(Math.min(target / weight, 1));
-  }
-
-  /** The unigram token at cumulative probability `target` ∈ [0, 1). */
-  private sampleUnigram(target: number): number {
-    const cumulative = this.unigramCumulative;
-    let low = 0;
-    let high = cumulative.length - 1;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (cumulative[middle] > target) high = middle;
-      else low = middle + 1;
-    }
-    return low;
+    return findCumulative(this.unigramCumulative, 0, this.vocabularySize, Math.min(target / weight, 1));
   }
 
   /** The full distribution after a context of cl100k ids (for tests and inspection), indexed by vocabulary index. */
@@ -225,6 +209,18 @@ export function findToken(tokens: Uint16Array, start: number, end: number, token
     else high = middle - 1;
   }
   return -1;
+}
+
+/** First index in [start, end) whose running sum exceeds `target` (the last one when none does). */
+export function findCumulative(cumulative: Float64Array, start: number, end: number, target: number): number {
+  let low = start;
+  let high = end - 1;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (cumulative[middle] > target) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** Rounding can leave the target a hair above the list's sum; the last token with mass absorbs it. */

@@ -3,11 +3,9 @@
  *
  *   P(w | h) = s(w) + β₁ · B(w),   B(w) = q₁(w | h₁) + γ₁ · unigram(w),
  *
- * where s is the (small) sparse part of the contexts of length ≥ 2, β₁ the product of their
- * backoff weights, and B the interpolated bigram distribution of the previous token h₁ alone: it
- * depends on one level-1 node, so it can be ordered once and reused every time that token comes
- * back. Its descending order is the node's continuations sorted by B (built here on first use),
- * merged with the unigram order minus those continuations (their unigram ranks, sorted here too).
+ * s the sparse part of the contexts of length ≥ 2 and β₁ the product of their backoff weights. B
+ * depends on the previous token alone, so its descending order (the node's continuations sorted by
+ * B, merged with the unigram order minus them) is built once per node, on first use.
  */
 import type { LocalNgramModel } from './ngram-model.js';
 

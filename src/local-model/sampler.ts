@@ -40,8 +40,7 @@ export class LocalSampler {
   private readonly penalised: boolean;
   private readonly step: LocalStep;
   private readonly draw: LocalTemperedDraw | null;
-  /** Tokens whose logit is adjusted in this choice (bias, penalties), `adjustedCount` of them. */
-  private readonly adjustedTokens: Int32Array;
+  /** How many of the workspace's `adjustedTokens` this choice adjusts (bias, penalties). */
   private adjustedCount = 0;
 
   constructor(
@@ -54,12 +53,8 @@ export class LocalSampler {
     const onlyLowers = settings.biasValues.every((value) => value <= 0) && settings.presencePenalty >= 0 && settings.frequencyPenalty >= 0;
     this.rejection = !this.plain && onlyLowers && settings.topP >= 1 && settings.temperature >= LOWEST_REJECTION_TEMPERATURE && settings.temperature <= 1;
     this.step = new LocalStep(model, workspace);
-    if (settings.temperature > 0 && !this.plain) {
-      this.draw = new LocalTemperedDraw(model, workspace, this.step, temperatureTable(model, 1 / settings.temperature));
-    } else this.draw = null;
-    // The workspace's (pooled) array, not a fresh one: 90 KiB of ArrayBuffer per choice is
-    // external memory V8 counts towards its next full GC, which then ran every ~100 ms under load.
-    this.adjustedTokens = workspace.adjustedTokens;
+    const table = settings.temperature > 0 && !this.plain ? temperatureTable(model, 1 / settings.temperature) : null;
+    this.draw = table && new LocalTemperedDraw(model, workspace, this.step, table);
     settings.biasTokens.forEach((token, index) => {
       this.mark(token);
       workspace.adjustments[token] += settings.biasValues[index];
@@ -74,7 +69,7 @@ export class LocalSampler {
       const token = this.drawByRejection(nodes, random);
       if (token >= 0) return token;
     }
-    this.step.prepare(nodes, this.adjustedTokens, this.adjustedCount);
+    this.step.prepare(nodes, this.adjustedCount);
     return this.settings.temperature === 0 ? this.greedy() : (this.draw as LocalTemperedDraw).sample(random, this.settings.topP);
   }
 
@@ -86,7 +81,7 @@ export class LocalSampler {
 
   /** The `count` most likely tokens of this step by model probability, most likely first; returns how many. */
   top(nodes: Int32Array, count: number, tokens: Int32Array, probabilities: Float64Array): number {
-    if (!this.step.ready) this.step.prepare(nodes, this.adjustedTokens, this.adjustedCount);
+    if (!this.step.ready) this.step.prepare(nodes, this.adjustedCount);
     return this.step.top(count, tokens, probabilities);
   }
 
@@ -103,14 +98,14 @@ export class LocalSampler {
   private mark(token: number): void {
     if (this.workspace.adjusted[token]) return;
     this.workspace.adjusted[token] = 1;
-    this.adjustedTokens[this.adjustedCount++] = token;
+    this.workspace.adjustedTokens[this.adjustedCount++] = token;
   }
 
   /** Leaves the workspace's per-choice arrays clean for its next user. */
   release(): void {
     const workspace = this.workspace;
     for (let index = 0; index < this.adjustedCount; index++) {
-      const token = this.adjustedTokens[index];
+      const token = workspace.adjustedTokens[index];
       workspace.adjusted[token] = 0;
       workspace.adjustments[token] = 0;
       workspace.generatedCounts[token] = 0;
@@ -118,10 +113,7 @@ export class LocalSampler {
     this.adjustedCount = 0;
   }
 
-  /**
-   * Target ∝ P(w)^(1/T)·exp(adjustment(w)/T), proposal P(w): the ratio is (P/bound)^(1/T − 1)·
-   * exp(adjustment/T) ≤ 1 because adjustments are ≤ 0 here. Returns −1 when every attempt was rejected.
-   */
+  /** Proposal P(w), target ∝ P^(1/T)·exp(adjustment/T): the ratio (P/bound)^(1/T − 1)·exp(adjustment/T) ≤ 1 here; −1 if all fail. */
   private drawByRejection(nodes: Int32Array, random: RandomSource): number {
     const model = this.model;
     const exponent = 1 / this.settings.temperature - 1;

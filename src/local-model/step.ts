@@ -39,12 +39,12 @@ export class LocalStep {
     this.order = nodeOrder(model);
   }
 
-  /** Computes S, P and B on S, and β₁ for the context whose trie nodes are `nodes`. */
-  prepare(nodes: Int32Array, adjustedTokens: Int32Array, adjustedCount: number): void {
+  /** Computes S, P and B on S, and β₁ for the context whose trie nodes are `nodes`; the choice adjusts `adjustedCount` tokens. */
+  prepare(nodes: Int32Array, adjustedCount: number): void {
     const model = this.model;
     const workspace = this.workspace;
     const stamp = workspace.nextStamp();
-    const { mass, stamps, touched, base, baseEntry } = workspace;
+    const { mass, stamps, touched, base, baseEntry, adjustedTokens } = workspace;
     const unigram = model.unigram;
     const node = nodes[0];
     this.node = node;
@@ -182,10 +182,7 @@ export class LocalStep {
     }
   }
 
-  /**
-   * The `count` most likely tokens of the step (model probabilities), most likely first (ties by
-   * index), into `tokens` / `probabilities`; returns how many there are.
-   */
+  /** Writes the `count` most likely tokens, most likely first (ties by index), to `tokens` / `probabilities`; returns how many. */
   top(count: number, tokens: Int32Array, probabilities: Float64Array): number {
     let filled = 0;
     const offer = (token: number, probability: number): void => {

@@ -1,12 +1,9 @@
 /**
- * What sampling at one temperature precomputes, kept per model for the 16 most recent temperatures.
- *
- * Every token the context never saw has probability β·unigram[w], so its tempered weight is
- * (β·unigramMax)^(1/T) · (unigram[w]/unigramMax)^(1/T): the second factor is `weights`, the first
- * one number per step. Per level-1 node (built on first use), the running sums of (B / B_max)^(1/T)
- * over the node's list sorted by B (node-order.ts) give normalisers and tail draws without a power
- * per continuation per step. Everything is relative to a maximum, so small temperatures underflow
- * only where the weight is negligible anyway.
+ * What sampling at one temperature precomputes (the 16 most recent temperatures of a model are
+ * kept). A token the context never saw weighs (β·unigramMax)^(1/T) · (unigram[w]/unigramMax)^(1/T):
+ * the second factor is `weights`, the first one number per step. Per level-1 node, running sums of
+ * (B / B_max)^(1/T) over its list sorted by B (node-order.ts) spare a power per continuation per
+ * step. Relative to a maximum, small temperatures underflow only where the weight is negligible.
  */
 import type { LocalNgramModel } from './ngram-model.js';
 import { type LocalNodeOrder, nodeOrder } from './node-order.js';

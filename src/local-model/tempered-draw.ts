@@ -11,7 +11,7 @@
  * - Without top_p, a draw outside S samples the rest by exact rejection from the node's tempered
  *   list plus the tempered unigram, with an exact walk if that keeps failing.
  */
-import { findToken, type LocalNgramModel } from './ngram-model.js';
+import { findCumulative, findToken, type LocalNgramModel } from './ngram-model.js';
 import type { RandomSource } from './random.js';
 import type { LocalStep } from './step.js';
 import type { LocalTemperatureTable } from './temperature-table.js';
@@ -237,16 +237,12 @@ export class LocalTemperedDraw {
 /** Max-heap by weight (ties: lower token first) of `heap[0 … size)`. */
 function siftDown(heap: Int32Array, size: number, index: number, weights: Float64Array): void {
   const token = heap[index];
-  const weight = weights[token];
   for (;;) {
     let child = 2 * index + 1;
     if (child >= size) break;
-    const right = child + 1;
-    if (right < size && before(heap[right], heap[child], weights)) child = right;
-    const childToken = heap[child];
-    const childWeight = weights[childToken];
-    if (!(childWeight > weight || (childWeight === weight && childToken < token))) break;
-    heap[index] = childToken;
+    if (child + 1 < size && before(heap[child + 1], heap[child], weights)) child++;
+    if (!before(heap[child], token, weights)) break;
+    heap[index] = heap[child];
     index = child;
   }
   heap[index] = token;
@@ -254,16 +250,4 @@ function siftDown(heap: Int32Array, size: number, index: number, weights: Float6
 
 function before(left: number, right: number, weights: Float64Array): boolean {
   return weights[left] > weights[right] || (weights[left] === weights[right] && left < right);
-}
-
-/** First index in [start, end) whose running sum exceeds `target` (the last one when none does). */
-function findCumulative(cumulative: Float64Array, start: number, end: number, target: number): number {
-  let low = start;
-  let high = end - 1;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (cumulative[middle] > target) high = middle;
-    else low = middle + 1;
-  }
-  return low;
 }

@@ -36,9 +36,8 @@ export function tokenString(id: number): string {
 const encoder = new TextEncoder();
 
 /**
- * Token strings of the model's vocabulary, precomputed so a step only indexes an array. The bytes
- * of all tokens sit in one buffer with an offset table: a Uint8Array per token cost about 190
- * bytes, 4.2 MiB for the vocabulary, to hold ~150 KiB of bytes.
+ * Token strings and bytes of the model's vocabulary, precomputed. The bytes sit in one buffer with
+ * an offset table: a Uint8Array per token cost ~190 bytes each, 4.2 MiB to hold ~150 KiB of bytes.
  */
 export class LocalTokenTexts {
   /** Logprobs spelling per vocabulary index. */

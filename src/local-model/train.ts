@@ -79,10 +79,7 @@ function radixSortPositions(tokens: Uint16Array, positions: Uint32Array, order: 
   return source;
 }
 
-/**
- * @param stream cl100k ids, starting with order − 1 end-of-text tokens of padding
- * @param order 3 (trigram) or 4 (4-gram)
- */
+/** The model of `order` over `stream`: cl100k ids that start with order − 1 end-of-text tokens of padding. */
 export function trainLocalModel(stream: Int32Array, order: number): LocalModelData {
   const vocabulary = Int32Array.from(new Set(stream)).sort();
   if (vocabulary[vocabulary.length - 1] !== END_OF_TEXT_TOKEN) throw new Error('The corpus stream must contain end-of-text tokens.');

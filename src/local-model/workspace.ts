@@ -11,7 +11,10 @@ export class LocalWorkspace {
   touchedCount = 0;
   /** Sampling weight of the touched tokens in the current step. */
   readonly weights: Float64Array;
-  /** Logit adjustment per token (bias minus penalties), in use where `adjusted` is 1; `adjustedTokens` lists those. */
+  /**
+   * Logit adjustment (bias minus penalties) where `adjusted` is 1; `adjustedTokens` lists those. Pooled: 90 KiB of ArrayBuffer
+   * per choice is external memory V8 counts towards its next full GC, which then ran every ~100 ms under load.
+   */
   readonly adjustments: Float64Array;
   readonly adjusted: Uint8Array;
   readonly adjustedTokens: Int32Array;

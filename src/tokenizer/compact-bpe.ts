@@ -1,13 +1,10 @@
 /**
  * Token counts for metering over a compact copy of a BPE rank table. gpt-tokenizer keeps its ranks
- * as 100k–200k strings in a `Map` plus a merge cache (cl100k: ~12 MiB of peak RSS under load). Here
- * a table is one file of token bytes and offsets (scripts/build-token-ranks.js writes it), read as
- * it is, with an open-addressing hash of the ranks over those bytes: ~2 MiB in typed arrays, nothing
- * for the garbage collector to walk.
- *
- * Text is split with the library's pattern; each piece is looked up whole, then merged pair by
- * pair, lowest rank first, as tiktoken does. Special-token text is ordinary text here (the gateway
- * counts what a prompt holds). `test/compact-bpe.test.ts` holds the tokens to the library's.
+ * as 100k–200k strings in a `Map` plus a merge cache (cl100k: ~12 MiB of peak RSS under load); here
+ * a table is one file of token bytes and offsets (scripts/build-token-ranks.js), with an
+ * open-addressing hash over them: ~2 MiB of typed arrays. Text is split with the library's pattern,
+ * each piece looked up whole, then merged pair by pair, lowest rank first, as tiktoken does;
+ * special-token text is ordinary text. `test/compact-bpe.test.ts` holds the tokens to the library's.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -133,10 +130,7 @@ export class CompactEncoder {
     }
   }
 
-  /**
-   * Byte-pair merge of one piece: start from single bytes and repeatedly join the adjacent pair with
-   * the lowest rank (the first such pair on a tie) until no adjacent pair is a token.
-   */
+  /** Byte-pair merge of one piece: from single bytes, join the adjacent pair of lowest rank (the first on a tie) while one is a token. */
   private merge(piece: Uint8Array, length: number, emit: (rank: number) => void): void {
     // starts[i] is where part i begins; ranks[i] the rank of parts i and i+1 joined.
     const starts: number[] = [];

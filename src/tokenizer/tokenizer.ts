@@ -1,11 +1,9 @@
 /**
- * The gateway's tokenizer: OpenAI's cl100k_base BPE. It is the local model's vocabulary (so its
- * counts are exact) and the estimate for vendors that report no usage.
- *
- * Encoding and counting use the compact table (compact-bpe.ts, ~2 MiB); decoding and the local
- * model's token texts use the rank table and gpt-tokenizer's decoder (~15 MiB), which only the local
- * model needs. Both load synchronously on first use (the callers are synchronous), never at import:
- * a gateway that only proxies vendors that report usage never tokenizes anything.
+ * The gateway's tokenizer: OpenAI's cl100k_base BPE, the local model's vocabulary (so its counts are
+ * exact) and the estimate for vendors that report no usage. Encoding and counting use the compact
+ * table (compact-bpe.ts, ~2 MiB); decoding and the local model's texts use the rank table (~15 MiB).
+ * Both load synchronously on first use, never at import: a gateway that only proxies vendors that
+ * report usage never tokenizes anything.
  */
 import { type BpeRank, createBpeDecoder, loadBpeRanks } from './bpe-ranks.js';
 import { compactBpe } from './compact-bpe.js';

@@ -77,46 +77,37 @@ async function* streamLocal(
   let aborted = false;
   // Every choice and best_of candidate, counted as it goes: usage is reported however the generation ends.
   const results: LocalChoiceResult[] = [];
-  const started = (): LocalChoiceResult => {
-    const result = { completionTokens: 0, logprobSum: 0, scoredTokens: 0, aborted: false };
-    results.push(result);
-    return result;
-  };
   try {
     for (const [promptIndex, prompt] of checked.prompts.entries()) {
       if (aborted) break;
       promptTokens += prompt.tokens.length;
       const logprobs = request.echo && request.logprobs !== null ? promptLogprobs(runtime, prompt.tokens, request.logprobs) : null;
       const echo = request.echo ? { text: prompt.text, logprobs } : null;
-      const job = (choice: number, candidate: number): LocalChoiceJob => ({
-        runtime,
-        sampling: checked.sampling,
-        history: historyAfter(model, prompt.tokens),
-        echo,
-        choice,
-        maxTokens: request.maxTokens,
-        stop: request.stop,
-        logprobs: request.logprobs,
-        score: bestOf !== null,
-        random: LocalRandom.forChoice(request.seed, promptIndex, candidate),
-        signal: generation.signal,
-      });
-      if (bestOf === null) {
-        for (let index = 0; index < request.n && !aborted; index++) {
-          const result = started();
-          yield* generateChoice(job(promptIndex * request.n + index, index), result);
-          aborted = result.aborted;
-        }
-        continue;
-      }
-      // best_of: generate every candidate, rank by mean logprob per token, send the best n in rank order.
+      // With best_of, every candidate is generated first; the best n by mean logprob per token are sent in rank order.
       const candidates: Array<{ parts: StreamPart[]; score: number; index: number }> = [];
-      for (let candidate = 0; candidate < bestOf && !aborted; candidate++) {
-        const result = started();
-        const parts: StreamPart[] = [];
-        for await (const batch of generateChoice(job(-1, candidate), result)) parts.push(...batch);
+      for (let index = 0; index < (bestOf ?? request.n) && !aborted; index++) {
+        const result = { completionTokens: 0, logprobSum: 0, scoredTokens: 0, aborted: false };
+        results.push(result);
+        const job: LocalChoiceJob = {
+          runtime,
+          sampling: checked.sampling,
+          history: historyAfter(model, prompt.tokens),
+          echo,
+          choice: bestOf === null ? promptIndex * request.n + index : -1,
+          maxTokens: request.maxTokens,
+          stop: request.stop,
+          logprobs: request.logprobs,
+          score: bestOf !== null,
+          random: LocalRandom.forChoice(request.seed, promptIndex, index),
+          signal: generation.signal,
+        };
+        if (bestOf === null) yield* generateChoice(job, result);
+        else {
+          const parts: StreamPart[] = [];
+          for await (const batch of generateChoice(job, result)) parts.push(...batch);
+          candidates.push({ parts, score: result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0, index });
+        }
         aborted = result.aborted;
-        candidates.push({ parts, score: result.scoredTokens > 0 ? result.logprobSum / result.scoredTokens : 0, index: candidate });
       }
       if (aborted) break;
       candidates.sort((left, right) => right.score - left.score || left.index - right.index);

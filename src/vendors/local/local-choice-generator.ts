@@ -1,9 +1,9 @@
 /**
- * One choice (or one best_of candidate) as stream parts: the engine's token generator supplies the
- * tokens, their text and their scores; this enforces max_tokens and stop sequences and yields text
- * deltas as they become final. Every 64 tokens it yields to the event loop so one long completion
- * cannot starve other requests, and it checks the abort signal before every token.
+ * One choice (or best_of candidate) as stream parts: tokens from the engine, max_tokens and stop
+ * sequences enforced, text deltas yielded as they become final. It checks the abort signal before
+ * every token and yields to the event loop every 64, so one long completion cannot starve others.
  */
+import { setImmediate } from 'node:timers/promises';
 import { type LocalGenerationOptions, LocalTokenGenerator } from '../../local-model/token-generator.js';
 import type { FinishReason, StreamPart, TokenLogprob } from '../types.js';
 import { LocalChoiceOutput } from './local-choice-output.js';
@@ -29,8 +29,6 @@ export interface LocalChoiceResult {
   aborted: boolean;
 }
 
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceResult): AsyncGenerator<StreamPart[]> {
   const { choice, echo } = job;
   // Parts of one compute slice (between event-loop yields) leave as one batch.
@@ -51,7 +49,7 @@ export async function* generateChoice(job: LocalChoiceJob, result: LocalChoiceRe
           yield batch;
           batch = [];
         }
-        await yieldToEventLoop();
+        await setImmediate();
       }
       if (job.signal.aborted) {
         result.aborted = true;

@@ -1,7 +1,7 @@
 /**
  * The one model the local vendor offers: `local/tollgate-small`, a 4-gram Kneser-Ney model over
- * cl100k_base tokens trained on the State of the Union addresses since 1900. It needs no network
- * and no key, and its token counts are exact because its vocabulary is the tokenizer's.
+ * cl100k_base trained on the State of the Union addresses since 1900: no network, no key, and token
+ * counts that are exact because its vocabulary is the tokenizer's.
  */
 import { encodePromptText } from '../../tokenizer/tokenizer.js';
 import type { ModelInfo } from '../types.js';
@@ -12,10 +12,7 @@ const MODEL_NAME = 'tollgate-small';
 let lastText: string | null = null;
 let lastTokens: number[] = [];
 
-/**
- * A prompt's token ids, remembered for one prompt: the pipeline counts a prompt (context window,
- * reservations) and `prepare` then needs the same ids, synchronously after.
- */
+/** A prompt's token ids, remembered for one prompt: the pipeline counts a prompt, and `prepare` then needs its ids. */
 export function encodePrompt(text: string): number[] {
   if (text !== lastText) {
     lastTokens = encodePromptText(text);
