@@ -64,13 +64,8 @@ export function writeModelFile(path: string, key: string, data: LocalModelData):
   }
 }
 
-interface ParsedHeader {
-  header: FileHeader;
-  dataStart: number;
-}
-
 /** The header of a file's first bytes, or null when they are not a header of this format and key. */
-function parseHeader(start: Buffer, key: string): ParsedHeader | null {
+function parseHeader(start: Buffer, key: string): { header: FileHeader; dataStart: number } | null {
   if (start.length < 12 || start.toString('latin1', 0, 4) !== MAGIC || start.readUInt32LE(4) !== FORMAT_VERSION) return null;
   const headerLength = start.readUInt32LE(8);
   if (start.length < 12 + headerLength) return null;
@@ -83,7 +78,7 @@ function parseHeader(start: Buffer, key: string): ParsedHeader | null {
 }
 
 /** Whether a file of `size` bytes holds every array the header lists, each of a known kind. */
-function arraysFit({ header, dataStart }: ParsedHeader, size: number): boolean {
+function arraysFit(header: FileHeader, dataStart: number, size: number): boolean {
   return header.arrays.every((entry) => {
     const Constructor = constructors[entry.kind];
     return Constructor !== undefined && dataStart + entry.offset + entry.length * Constructor.BYTES_PER_ELEMENT <= size;
@@ -100,7 +95,7 @@ export function modelFileMatches(path: string, key: string): boolean {
     if (headerLength > MAXIMUM_HEADER_BYTES) return false;
     const start = Buffer.alloc(12 + headerLength);
     const parsed = parseHeader(start.subarray(0, readSync(descriptor, start, 0, start.length, 0)), key);
-    return parsed !== null && arraysFit(parsed, fstatSync(descriptor).size);
+    return parsed !== null && arraysFit(parsed.header, parsed.dataStart, fstatSync(descriptor).size);
   } catch {
     return false;
   } finally {
@@ -117,7 +112,7 @@ export function readModelFile(path: string, key: string): LocalModelData | null 
     return null;
   }
   const parsed = parseHeader(file, key);
-  if (!parsed || !arraysFit(parsed, file.length)) return null;
+  if (!parsed || !arraysFit(parsed.header, parsed.dataStart, file.length)) return null;
   // Typed-array views need an aligned base; a fresh copy is aligned, a pooled Buffer slice may not be.
   const bytes = file.byteOffset % 8 === 0 ? file : Buffer.from(file);
   const arrays = new Map<string, AnyArray>();

@@ -41,29 +41,25 @@ interface LocalModelLog {
 }
 
 export class LocalModelLoader {
-  private readonly logger: LocalModelLog;
-  private readonly vendor: string;
   private readonly location: LocalModelLocation;
   private runtime: LocalRuntime | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
 
   /** `vendor` names the model's vendor in errors; `cacheDir` holds the cached model (default `<repo root>/.cache/local-model`). */
-  constructor(options: { logger: LocalModelLog; vendor: string; cacheDir?: string }) {
-    this.logger = options.logger;
-    this.vendor = options.vendor;
+  constructor(private readonly options: { logger: LocalModelLog; vendor: string; cacheDir?: string }) {
     this.location = locateLocalModel({ cacheDir: options.cacheDir });
     if (isLocalModelCached(this.location)) {
-      this.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
+      options.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
       return;
     }
     const start = performance.now();
     const failure = trainInChildProcess(this.location);
     const trainingMs = Math.round(performance.now() - start);
     if (failure === null && isLocalModelCached(this.location)) {
-      this.logger.info({ path: this.location.path, trainingMs }, 'local model trained in a child process and cached (loads on first use)');
+      options.logger.info({ path: this.location.path, trainingMs }, 'local model trained in a child process and cached (loads on first use)');
       return;
     }
-    this.logger.warn({ reason: failure }, 'local model could not be trained in a child process; training it here');
+    options.logger.warn({ reason: failure }, 'local model could not be trained in a child process; training it here');
     const loaded = loadOrTrainLocalModel(this.location);
     this.runtime = this.build(loaded, loaded.trained ? 'local model trained and cached' : 'local model loaded from cache');
   }
@@ -86,14 +82,14 @@ export class LocalModelLoader {
       return this.runtime;
     } catch (cause) {
       this.failedAt = performance.now();
-      this.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
+      this.options.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
       throw this.unavailable(cause);
     }
   }
 
   private unavailable(cause: unknown): VendorError {
     return new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
-      vendor: this.vendor,
+      vendor: this.options.vendor,
       status: 503,
       type: 'service_unavailable',
       code: 'local_model_unavailable',
@@ -106,7 +102,7 @@ export class LocalModelLoader {
     const start = performance.now();
     const model = new LocalNgramModel(loaded.data);
     const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize + MAX_OUTSIDE_TOKENS) };
-    this.logger.info(
+    this.options.logger.info(
       {
         path: loaded.path,
         trained: loaded.trained,

@@ -75,10 +75,7 @@ export class LocalNodeOrder {
 const orders = new WeakMap<LocalNgramModel, LocalNodeOrder>();
 
 export function nodeOrder(model: LocalNgramModel): LocalNodeOrder {
-  let order = orders.get(model);
-  if (!order) {
-    order = new LocalNodeOrder(model);
-    orders.set(model, order);
-  }
+  const order = orders.get(model) ?? new LocalNodeOrder(model);
+  orders.set(model, order);
   return order;
 }

@@ -62,9 +62,7 @@ export class LocalStep {
       this.gamma = 1;
       this.baseMax = unigram[model.unigramOrder[0]];
     }
-    const start = this.start;
-    const end = this.end;
-    const gamma = this.gamma;
+    const { start, end, gamma } = this;
     // β₁ is the product of the backoff weights above level 1; level L's part is weighted by those above it.
     let betaOne = 1;
     for (let length = 2; length < model.order; length++) if (nodes[length - 1] >= 0) betaOne *= model.gammas[length - 1][nodes[length - 1]];

@@ -76,11 +76,8 @@ const KEEP = 16;
 const tablesByModel = new WeakMap<LocalNgramModel, Map<number, LocalTemperatureTable>>();
 
 export function temperatureTable(model: LocalNgramModel, inverseTemperature: number): LocalTemperatureTable {
-  let tables = tablesByModel.get(model);
-  if (!tables) {
-    tables = new Map();
-    tablesByModel.set(model, tables);
-  }
+  const tables = tablesByModel.get(model) ?? new Map<number, LocalTemperatureTable>();
+  tablesByModel.set(model, tables);
   let table = tables.get(inverseTemperature);
   // Map order is insertion order: re-inserting makes this the most recently used.
   if (table) tables.delete(inverseTemperature);

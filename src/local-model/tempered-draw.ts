@@ -26,27 +26,23 @@ export class LocalTemperedDraw {
   /** Σ (B / B_max)^(1/T) over the node's list, and over the rest of the vocabulary in table weights. */
   private listTotal = 0;
   private restWeight = 0;
-  private cumulative: Float64Array;
 
   constructor(
     private readonly model: LocalNgramModel,
     private readonly workspace: LocalWorkspace,
     private readonly step: LocalStep,
     private readonly table: LocalTemperatureTable,
-  ) {
-    this.cumulative = table.listCumulative;
-  }
+  ) {}
 
   /** A token from the tempered, adjusted distribution of the prepared step, within the top_p nucleus when topP < 1. */
   sample(random: RandomSource, topP: number): number {
     const step = this.step;
-    const workspace = this.workspace;
-    const { touched, touchedCount, mass, baseEntry, adjusted, adjustments, weights } = workspace;
+    const { touched, touchedCount, mass, baseEntry, adjusted, adjustments, weights } = this.workspace;
     const inverse = this.table.inverseTemperature;
     const node = step.node;
     if (node >= 0) {
       this.table.ensure(node);
-      this.listTotal = step.end > step.start ? this.cumulative[step.end - 1] : 0;
+      this.listTotal = step.end > step.start ? this.table.listCumulative[step.end - 1] : 0;
       this.restWeight = this.table.restWeight[node];
       this.restScale = this.table.restScale[node];
     } else {
@@ -76,7 +72,7 @@ export class LocalTemperedDraw {
     const inverseReference = Math.exp(-maxLogit / inverse);
     const baseMax = step.baseMax;
     const sortedPosition = step.order.sortedPosition;
-    const cumulative = this.cumulative;
+    const cumulative = this.table.listCumulative;
     const tableWeights = this.table.weights;
     const start = step.start;
     const vocabularySize = this.model.vocabularySize;
@@ -121,8 +117,9 @@ export class LocalTemperedDraw {
   private headWeight(): number {
     const step = this.step;
     if (!step.headFromList) return this.scale * this.restScale * this.table.weights[step.headToken];
-    const position = step.listPosition;
-    return this.scale * (this.cumulative[position] - (position > step.start ? this.cumulative[position - 1] : 0));
+    const { listPosition: position, start } = step;
+    const cumulative = this.table.listCumulative;
+    return this.scale * (cumulative[position] - (position > start ? cumulative[position - 1] : 0));
   }
 
   /** The nucleus merge, one tight loop over the S heap, the node's sorted list and the unigram order minus that list. */
@@ -130,14 +127,13 @@ export class LocalTemperedDraw {
     const step = this.step;
     const { touched, touchedCount, weights, heap, nucleusTokens, nucleusWeights, stamps, currentStamp } = this.workspace;
     const { sortedTokens, listRanks } = step.order;
-    const cumulative = this.cumulative;
+    const cumulative = this.table.listCumulative;
     const tableWeights = this.table.weights;
     const unigramOrder = this.model.unigramOrder;
     const size = unigramOrder.length;
     const scale = this.scale;
     const restScale = scale * this.restScale;
-    const start = step.start;
-    const end = step.end;
+    const { start, end } = step;
     for (let index = 0; index < touchedCount; index++) heap[index] = touched[index];
     let heapSize = touchedCount;
     for (let index = (heapSize >>> 1) - 1; index >= 0; index--) siftDown(heap, heapSize, index, weights);
@@ -212,7 +208,7 @@ export class LocalTemperedDraw {
     for (let attempt = 0; attempt < REJECTION_ATTEMPTS; attempt++) {
       const draw = random.next() * (this.listTotal + restAll);
       let token: number;
-      if (draw < this.listTotal) token = sortedTokens[findCumulative(this.cumulative, step.start, step.end, draw)];
+      if (draw < this.listTotal) token = sortedTokens[findCumulative(this.table.listCumulative, step.start, step.end, draw)];
       else {
         token = findCumulative(table.cumulative, 0, table.cumulative.length, random.next() * table.total);
         if (step.node >= 0 && findToken(level.continuationTokens, step.start, step.end, token) >= 0) continue;

@@ -6,7 +6,7 @@
 import { pushHistory } from './context-history.js';
 import { logOf, logprobRecord, type ScoredToken, scoredToken } from './logprobs.js';
 import type { LocalRuntime } from './model-loader.js';
-import { type LocalNgramModel, NO_TOKEN } from './ngram-model.js';
+import { NO_TOKEN } from './ngram-model.js';
 import type { RandomSource } from './random.js';
 import { LocalSampler, type LocalSamplingSettings } from './sampler.js';
 import { LocalTokenTexts } from './token-text.js';
@@ -37,8 +37,6 @@ export interface GeneratedToken {
 }
 
 export class LocalTokenGenerator {
-  private readonly model: LocalNgramModel;
-  private readonly texts: LocalTokenTexts;
   /** Texts of the ids outside the vocabulary that the bias lifts (sampler index vocabularySize + i). */
   private readonly outsideTexts: LocalTokenTexts;
   private readonly workspace: LocalWorkspace;
@@ -46,42 +44,39 @@ export class LocalTokenGenerator {
   private readonly assembler: LocalUtf8Assembler;
   private readonly history: Int32Array;
   private readonly nodes: Int32Array;
-  private readonly wantsProbability: boolean;
   private readonly topTokens: Int32Array;
   private readonly topProbabilities: Float64Array;
 
   constructor(private readonly options: LocalGenerationOptions) {
     const { model, texts, pool } = options.runtime;
-    this.model = model;
-    this.texts = texts;
     this.outsideTexts = new LocalTokenTexts(options.sampling.outsideTokens);
     this.workspace = pool.acquire();
     this.sampler = new LocalSampler(model, this.workspace, options.sampling);
     this.assembler = new LocalUtf8Assembler(texts);
     this.history = Int32Array.from(options.history);
     this.nodes = new Int32Array(model.order - 1);
-    this.wantsProbability = options.score || options.logprobs !== null;
     this.topTokens = new Int32Array(options.logprobs ?? 0);
     this.topProbabilities = new Float64Array(options.logprobs ?? 0);
   }
 
   /** Draws the next token. After an `ended` step, call only `flush` and `release`. */
   next(): GeneratedToken {
-    const { model, sampler, nodes, topTokens, topProbabilities } = this;
+    const { sampler, nodes, topTokens, topProbabilities, options } = this;
+    const { model, texts } = options.runtime;
     model.findNodes(this.history, nodes);
-    const token = sampler.next(nodes, this.options.random);
-    const logprob = this.wantsProbability ? logOf(sampler.modelProbability(nodes, token)) : 0;
+    const token = sampler.next(nodes, options.random);
+    const logprob = options.score || options.logprobs !== null ? logOf(sampler.modelProbability(nodes, token)) : 0;
     const alternatives =
-      topTokens.length > 0 ? logprobRecord(this.texts, topTokens, topProbabilities, sampler.top(nodes, topTokens.length, topTokens, topProbabilities)) : null;
+      topTokens.length > 0 ? logprobRecord(texts, topTokens, topProbabilities, sampler.top(nodes, topTokens.length, topTokens, topProbabilities)) : null;
     if (token === model.endOfText) return { ended: true, text: null, logprob, entry: null };
     sampler.record(token);
     // An id the model never saw: the context after it backs off, as after any unseen prompt token.
     const known = token < model.vocabularySize;
     pushHistory(this.history, known ? token : NO_TOKEN);
-    const texts = known ? this.texts : this.outsideTexts;
+    const spelled = known ? texts : this.outsideTexts;
     const index = known ? token : token - model.vocabularySize;
-    const entry = this.options.logprobs === null ? null : scoredToken(texts.strings[index], logprob, alternatives ?? {});
-    return { ended: false, text: this.assembler.push(index, texts), logprob, entry };
+    const entry = options.logprobs === null ? null : scoredToken(spelled.strings[index], logprob, alternatives ?? {});
+    return { ended: false, text: this.assembler.push(index, spelled), logprob, entry };
   }
 
   /** Text still held back for an incomplete character (at the end of the sequence); null when none. */

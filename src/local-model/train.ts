@@ -27,13 +27,7 @@ class GrowableUint32 {
   }
 }
 
-interface LevelCounts {
-  nodeTokens: GrowableUint32;
-  continuationOffsets: GrowableUint32;
-  continuationTokens: GrowableUint32;
-  continuationCounts: GrowableUint32;
-  childOffsets: GrowableUint32;
-}
+type LevelCounts = Record<'nodeTokens' | 'continuationOffsets' | 'continuationTokens' | 'continuationCounts' | 'childOffsets', GrowableUint32>;
 
 /** Modified Kneser-Ney discounts for counts 1, 2 and 3+ (index 0 unused), from the count-of-counts. */
 function modifiedKneserNeyDiscounts(counts: Uint32Array): Float64Array {

@@ -29,12 +29,8 @@ export function encodeText(text: string): number[] {
 /** A prompt's token ids as OpenAI reads prompt text: every `<|endoftext|>` in it is the one special token. */
 export function encodePromptText(text: string): number[] {
   if (!text.includes(END_OF_TEXT)) return encodeText(text);
-  const tokens: number[] = [];
-  text.split(END_OF_TEXT).forEach((piece, index) => {
-    if (index > 0) tokens.push(END_OF_TEXT_TOKEN);
-    if (piece.length > 0) tokens.push(...encodeText(piece));
-  });
-  return tokens;
+  const pieces = text.split(END_OF_TEXT).map((piece) => (piece.length > 0 ? encodeText(piece) : []));
+  return pieces.flatMap((tokens, index) => (index === 0 ? tokens : [END_OF_TEXT_TOKEN, ...tokens]));
 }
 
 export function decodeTokens(tokens: readonly number[]): string {

@@ -15,16 +15,8 @@ import { generateChoice, type LocalChoiceJob, type LocalChoiceResult } from './l
 import { LOCAL_VENDOR, localModels } from './local-models.js';
 import { checkLocalRequest, type LocalCheckedRequest } from './local-request-check.js';
 
-export interface LocalAdapterOptions {
-  logger: Logger;
-  /** Directory of the cached trained model (default `<repo root>/.cache/local-model`). */
-  cacheDir?: string;
-}
-
 /** The local plan: nothing emulated, and the request as checked (its prompts tokenized once). */
-interface LocalPlan extends GenerationPlan {
-  checked: LocalCheckedRequest;
-}
+type LocalPlan = GenerationPlan & { checked: LocalCheckedRequest };
 
 /** The adapter, plus the model itself for tests and inspection (reading these loads the model). */
 export interface LocalAdapter extends VendorAdapter<LocalPlan> {
@@ -36,7 +28,8 @@ export interface LocalAdapter extends VendorAdapter<LocalPlan> {
   readonly modelLoaded: boolean;
 }
 
-export async function createLocalAdapter(options: LocalAdapterOptions): Promise<LocalAdapter> {
+/** `cacheDir`: directory of the cached trained model (default `<repo root>/.cache/local-model`). */
+export async function createLocalAdapter(options: { logger: Logger; cacheDir?: string }): Promise<LocalAdapter> {
   const loader = new LocalModelLoader({ logger: options.logger.child({ vendor: LOCAL_VENDOR }), vendor: LOCAL_VENDOR, cacheDir: options.cacheDir });
   // Only `prepare` and `stream` (and the inspection getters) load the model; listing and resolving
   // models, and so /ready, never do.
