@@ -158,16 +158,21 @@ export class LocalTemperedDraw {
       const heapWeight = heapSize > 0 ? weights[heapToken] : -1;
       let token: number;
       let weight: number;
-      // The list and the rest are merged first; the heap's head goes before the winner when it beats it.
-      const listFirst = listWeight > restWeight || (listWeight === restWeight && listToken >= 0 && listToken < restToken);
-      if (listFirst && !(heapWeight > listWeight || (heapWeight === listWeight && heapToken < listToken))) {
-        token = listToken;
-        weight = listWeight;
-        list++;
-        while (list < end && stamps[sortedTokens[list]] === currentStamp) list++;
-        listToken = list < end ? sortedTokens[list] : -1;
-        listWeight = list < end ? scale * (cumulative[list] - cumulative[list - 1]) : -1;
-      } else if (!listFirst && restToken >= 0 && (restWeight > heapWeight || (restWeight === heapWeight && restToken < heapToken))) {
+      if (listWeight > restWeight || (listWeight === restWeight && listToken >= 0 && listToken < restToken)) {
+        if (heapWeight > listWeight || (heapWeight === listWeight && heapToken < listToken)) {
+          token = heapToken;
+          weight = heapWeight;
+          heap[0] = heap[--heapSize];
+          siftDown(heap, heapSize, 0, weights);
+        } else {
+          token = listToken;
+          weight = listWeight;
+          list++;
+          while (list < end && stamps[sortedTokens[list]] === currentStamp) list++;
+          listToken = list < end ? sortedTokens[list] : -1;
+          listWeight = list < end ? scale * (cumulative[list] - cumulative[list - 1]) : -1;
+        }
+      } else if (restToken >= 0 && (restWeight > heapWeight || (restWeight === heapWeight && restToken < heapToken))) {
         token = restToken;
         weight = restWeight;
         for (rank++; rank < size; rank++) {
@@ -233,11 +238,13 @@ export class LocalTemperedDraw {
 /** Max-heap by weight (ties: lower token first) of `heap[0 … size)`. */
 function siftDown(heap: Int32Array, size: number, index: number, weights: Float64Array): void {
   const token = heap[index];
+  const weight = weights[token];
   for (;;) {
     let child = 2 * index + 1;
     if (child >= size) break;
     if (child + 1 < size && before(heap[child + 1], heap[child], weights)) child++;
-    if (!before(heap[child], token, weights)) break;
+    const childWeight = weights[heap[child]];
+    if (!(childWeight > weight || (childWeight === weight && heap[child] < token))) break;
     heap[index] = heap[child];
     index = child;
   }
