@@ -94,7 +94,6 @@ export class LocalSampler {
     workspace.adjustments[token] -= this.settings.frequencyPenalty;
   }
 
-  /** Adds `token` to the adjusted tokens of this choice. */
   private mark(token: number): void {
     if (this.workspace.adjusted[token]) return;
     this.workspace.adjusted[token] = 1;

@@ -137,7 +137,6 @@ export class LocalStep {
     this.settle();
   }
 
-  /** Moves the stream past its head. */
   advance(): void {
     if (this.headFromList) this.listPosition++;
     else this.rankPosition++;

@@ -113,7 +113,6 @@ export class LocalTemperedDraw {
     return touchedCount > 0 ? touched[0] : step.headToken;
   }
 
-  /** Weight of the stream's current head. */
   private headWeight(): number {
     const step = this.step;
     if (!step.headFromList) return this.scale * this.restScale * this.table.weights[step.headToken];

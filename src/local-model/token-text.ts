@@ -33,8 +33,6 @@ export function tokenString(id: number): string {
   return typeof entry === 'string' ? entry : `bytes:${entry.map((byte) => `\\x${byte.toString(16).padStart(2, '0')}`).join('')}`;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Token strings and bytes of the model's vocabulary, precomputed. The bytes sit in one buffer with
  * an offset table: a Uint8Array per token cost ~190 bytes each, 4.2 MiB to hold ~150 KiB of bytes.
@@ -53,18 +51,15 @@ export class LocalTokenTexts {
     this.strings = Array.from(vocabulary, tokenString);
     this.complete = new Uint8Array(vocabulary.length);
     this.byteOffsets = new Uint32Array(vocabulary.length + 1);
-    const bytes = Array.from(vocabulary, (id, index): ArrayLike<number> => {
+    const bytes = Array.from(vocabulary, (id, index) => {
       const entry = ranks[id];
       this.complete[index] = typeof entry === 'string' || SPECIAL_TOKENS.has(id) ? 1 : 0;
-      if (SPECIAL_TOKENS.has(id) || entry === undefined) return [];
-      return typeof entry === 'string' ? encoder.encode(entry) : entry;
+      if (SPECIAL_TOKENS.has(id) || entry === undefined) return Buffer.alloc(0);
+      return typeof entry === 'string' ? Buffer.from(entry, 'utf8') : Buffer.from(entry);
     });
+    this.byteData = Buffer.concat(bytes);
     bytes.forEach((token, index) => {
       this.byteOffsets[index + 1] = this.byteOffsets[index] + token.length;
-    });
-    this.byteData = new Uint8Array(this.byteOffsets[vocabulary.length]);
-    bytes.forEach((token, index) => {
-      this.byteData.set(token, this.byteOffsets[index]);
     });
   }
 }
