@@ -1,8 +1,7 @@
 /**
  * The context the model conditions on: the last `order − 1` tokens, latest first, as vocabulary
- * indexes. A prompt is conditioned as if it began a new document: after an end-of-text token, the
- * way every training address begins. An end-of-text token inside a prompt is such a boundary too:
- * nothing before it is context for what follows.
+ * indexes. A prompt starts a new document, as every training address does after an end-of-text
+ * token; an end-of-text token inside a prompt is such a boundary too.
  */
 import { END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
 import { NO_TOKEN, type LocalNgramModel } from './ngram-model.js';

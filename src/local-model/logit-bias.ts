@@ -1,14 +1,9 @@
 /**
- * logit_bias in model terms. A bias on a token of the model's vocabulary adjusts its logit:
- * log P(w | context) + bias. The corpus uses only about a fifth of cl100k_base, and an id it never
- * saw has no probability of its own (log P = −∞, which no finite bias lifts). So that a bias still
- * reaches such an id, it is drawn as if it were the least likely token the model knows after the
- * context (no continuation seen, the smallest unigram probability; see step.ts) plus its bias: +100
- * forces it, a smaller lift makes it rarely possible. A bias ≤ 0 on it changes nothing: it is
- * never drawn either way. Its reported logprob stays the model's own (−∞, see logprobs.ts).
- *
- * Sampler indexes: 0 … vocabularySize − 1 are the vocabulary, and vocabularySize + i is
- * `outsideTokens[i]`; workspaces leave room for MAX_OUTSIDE_TOKENS of them.
+ * logit_bias in model terms: log P(w | context) + bias. An id the corpus never saw (most of
+ * cl100k_base) has log P = −∞, which no bias lifts, so it is drawn as if it were the least likely
+ * token the model knows after the context (step.ts) plus its bias: +100 forces it, a bias ≤ 0 changes
+ * nothing. Its reported logprob stays the model's own (−∞). Sampler indexes: the vocabulary, then
+ * vocabularySize + i for `outsideTokens[i]`.
  */
 import type { LocalNgramModel } from './ngram-model.js';
 
@@ -45,6 +40,3 @@ export function resolveLogitBias(model: LocalNgramModel, bias: Iterable<readonly
   }
   return { biasTokens: Int32Array.from(biasTokens), biasValues: Float64Array.from(biasValues), outsideTokens: Int32Array.from(outsideTokens) };
 }
-
-/** No bias at all. */
-export const NO_LOGIT_BIAS: LocalLogitBias = { biasTokens: new Int32Array(0), biasValues: new Float64Array(0), outsideTokens: new Int32Array(0) };

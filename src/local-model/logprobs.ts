@@ -1,11 +1,12 @@
 /**
- * Logprobs of the local model. They are always the model's own distribution (the n-gram
- * probabilities), not the tempered, penalised or biased distribution a token was drawn from:
- * that is what OpenAI's legacy completions report, it keeps echo scores and best_of ranking
- * independent of the sampling knobs, and it makes every value checkable against `distribution`.
+ * Logprobs of the local model: always the model's own distribution, not the tempered, penalised or
+ * biased one a token was drawn from. That is what OpenAI's legacy completions report, and it keeps
+ * echo scores and best_of ranking independent of the sampling knobs.
  */
+import { historyAfter, pushPromptToken } from './context-history.js';
+import type { LocalRuntime } from './model-loader.js';
 import type { LocalNgramModel } from './ngram-model.js';
-import type { LocalTokenTexts } from './token-text.js';
+import { type LocalTokenTexts, tokenString } from './token-text.js';
 import type { LocalWorkspace } from './workspace.js';
 
 /** One token's score as the legacy completions `logprobs` object spells it. */
@@ -25,13 +26,9 @@ export function logOf(probability: number): number {
   return probability > 0 ? Math.log(probability) : IMPOSSIBLE_LOGPROB;
 }
 
-/**
- * The `count` most likely tokens of the accumulated step in the workspace (P = mass + β·unigram
- * for touched tokens, β·unigram for the rest), most likely first, as token string → logprob.
- */
+/** The `count` most likely tokens after `model.accumulate` (P = mass + β·unigram), most likely first, as token string → logprob. */
 export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, workspace: LocalWorkspace, beta: number, count: number): Record<string, number> {
-  const result: Record<string, number> = {};
-  if (count <= 0) return result;
+  if (count <= 0) return {};
   const bestTokens = new Int32Array(count).fill(-1);
   const bestProbabilities = new Float64Array(count).fill(-1);
   const offer = (token: number, probability: number): void => {
@@ -59,10 +56,8 @@ export function topLogprobs(model: LocalNgramModel, texts: LocalTokenTexts, work
     offer(token, beta * unigram[token]);
     taken++;
   }
-  for (let slot = 0; slot < count; slot++) {
-    if (bestTokens[slot] >= 0) result[texts.strings[bestTokens[slot]]] = Math.log(bestProbabilities[slot]);
-  }
-  return result;
+  const filled = bestTokens.indexOf(-1);
+  return logprobRecord(texts, bestTokens, bestProbabilities, filled < 0 ? count : filled);
 }
 
 /** The first `count` of `tokens` / `probabilities` as token string → logprob. */
@@ -76,4 +71,34 @@ export function logprobRecord(texts: LocalTokenTexts, tokens: Int32Array, probab
 export function scoredToken(tokenText: string, logprob: number, top: Record<string, number>): ScoredToken {
   if (!(tokenText in top)) top[tokenText] = logprob;
   return { token: tokenText, logprob, topLogprobs: top };
+}
+
+/** Scores a prompt for echo: every token given those before it, with `count` alternatives; the first has no context (null). */
+export function promptLogprobs({ model, texts, pool }: LocalRuntime, tokens: readonly number[], count: number): ScoredToken[] {
+  const workspace = pool.acquire();
+  const entries: ScoredToken[] = [];
+  const history = historyAfter(model, []);
+  const nodes = new Int32Array(model.order - 1);
+  tokens.forEach((id, position) => {
+    const text = tokenString(id);
+    if (position === 0) entries.push({ token: text, logprob: null, topLogprobs: null });
+    else {
+      model.findNodes(history, nodes);
+      const token = model.indexOf(id);
+      let probability: number;
+      let top: Record<string, number> = {};
+      if (count > 0) {
+        const beta = model.accumulate(nodes, workspace);
+        top = topLogprobs(model, texts, workspace, beta, count);
+        const sparse = token >= 0 && workspace.stamps[token] === workspace.currentStamp ? workspace.mass[token] : 0;
+        probability = token >= 0 ? sparse + beta * model.unigram[token] : 0;
+      } else {
+        probability = token >= 0 ? model.probability(nodes, token) : 0;
+      }
+      entries.push(scoredToken(text, logOf(probability), top));
+    }
+    pushPromptToken(model, history, id);
+  });
+  pool.release(workspace);
+  return entries;
 }

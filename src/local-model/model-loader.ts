@@ -1,24 +1,16 @@
 /**
- * The local model, loaded on first use instead of at start. Loaded, it holds about 30 MiB: the
- * cache file's tables (17.7 MiB) and the per-node backoff weights and bounds derived from them
- * (12 MiB), plus the cl100k tables its token texts are spelled from (~15 MiB, shared with the
- * tokenizer). A gateway that only proxies other vendors never needs any of it, and every worker of
- * a cluster would pay it again.
- *
- * At start the loader only checks the cache file's header (a few KiB). A missing or stale cache is
- * trained right there (about a second of CPU), so no request waits for training, but in a child
- * process (train-cli.ts): training builds counts for the whole corpus, and in the serving
- * process the heap and malloc arenas it grew stayed, ~110 MiB of RSS for as long as the gateway ran
- * (first start of a fresh checkout: 219 MiB at rest against 109). Only when the child cannot run
- * is the model trained in this process, and then kept. Otherwise the first local request reads
- * the file and builds the runtime tables (~100 ms, the cl100k tables included). If that fails (the
- * file was removed or damaged after start), `get` throws LocalModelUnavailableError instead of
- * crashing, and later calls retry the read, at most once per RETRY_MS so that a failing read is not
- * repeated for every request of a burst.
+ * The local model, loaded on first use: it holds ~30 MiB (the file's tables and the per-node weights
+ * derived from them) plus the cl100k tables its texts are spelled from (~15 MiB), which a gateway
+ * that only proxies other vendors never needs. At start the loader only checks the file's header;
+ * a missing or stale cache is trained then, in a child process (train-cli.ts), because the heap
+ * training grows stayed in the serving process (~110 MiB of RSS). If the child cannot run, the
+ * model is trained and kept here. A file that cannot be read later is a 503 the client may retry
+ * (the path stays in the log), and the read is retried at most once per RETRY_MS.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { VendorError } from '../errors/vendor-error.js';
 import { MAX_OUTSIDE_TOKENS } from './logit-bias.js';
 import {
   isLocalModelCached,
@@ -34,60 +26,40 @@ import { LocalWorkspacePool } from './workspace.js';
 
 const RETRY_MS = 5_000;
 
-/** What generation reads: the model, its token texts, and scratch memory sized to its vocabulary. */
+/** What generation reads: the model, its token texts, and workspaces (sized to the vocabulary and the ids outside it that logit_bias lifts). */
 export interface LocalRuntime {
-  /** The n-gram model built from the cache file. */
   model: LocalNgramModel;
-  /** How each vocabulary token is spelled and what bytes it carries. */
   texts: LocalTokenTexts;
-  /** Workspaces sized to the vocabulary (and the ids outside it that logit_bias lifts), lent to one sequence at a time. */
   pool: LocalWorkspacePool;
 }
 
-/** The few log calls the loader makes (a pino logger fits), so the engine needs no logging module of its own. */
-export interface LocalModelLog {
-  /** Training and loading as they happen. */
+/** The log calls the loader makes (a pino logger fits), so the engine needs no logging module of its own. */
+interface LocalModelLog {
   info(fields: Record<string, unknown>, message: string): void;
-  /** Training fell back to this process. */
   warn(fields: Record<string, unknown>, message: string): void;
-  /** The cache file could not be read. */
   error(fields: Record<string, unknown>, message: string): void;
 }
 
-export interface LocalModelLoaderOptions {
-  /** Where the loader reports training and loading (the caller binds its own fields, e.g. the vendor). */
-  logger: LocalModelLog;
-  /** Directory of the cached trained model (default `<repo root>/.cache/local-model`). */
-  cacheDir?: string;
-}
-
-/** The model cannot be read (its cache file went missing or was damaged after start); the cause is logged. */
-export class LocalModelUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('The local model could not be loaded (see the log); restarting rebuilds its cache.', { cause });
-    this.name = 'LocalModelUnavailableError';
-  }
-}
-
 export class LocalModelLoader {
-  private readonly logger: LocalModelLog;
   private readonly location: LocalModelLocation;
   private runtime: LocalRuntime | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(options: LocalModelLoaderOptions) {
-    this.logger = options.logger;
+  /** `vendor` names the model's vendor in errors; `cacheDir` holds the cached model (default `<repo root>/.cache/local-model`). */
+  constructor(private readonly options: { logger: LocalModelLog; vendor: string; cacheDir?: string }) {
     this.location = locateLocalModel({ cacheDir: options.cacheDir });
     if (isLocalModelCached(this.location)) {
-      this.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
+      options.logger.info({ path: this.location.path }, 'local model cached (loads on first use)');
       return;
     }
-    const trainedApart = trainInChildProcess(this.location);
-    if (trainedApart.ok && isLocalModelCached(this.location)) {
-      this.logger.info({ path: this.location.path, trainingMs: trainedApart.ms }, 'local model trained in a child process and cached (loads on first use)');
+    const start = performance.now();
+    const failure = trainInChildProcess(this.location);
+    const trainingMs = Math.round(performance.now() - start);
+    if (failure === null && isLocalModelCached(this.location)) {
+      options.logger.info({ path: this.location.path, trainingMs }, 'local model trained in a child process and cached (loads on first use)');
       return;
     }
-    this.logger.warn({ reason: trainedApart.reason }, 'local model could not be trained in a child process; training it here');
+    options.logger.warn({ reason: failure }, 'local model could not be trained in a child process; training it here');
     const loaded = loadOrTrainLocalModel(this.location);
     this.runtime = this.build(loaded, loaded.trained ? 'local model trained and cached' : 'local model loaded from cache');
   }
@@ -96,13 +68,13 @@ export class LocalModelLoader {
     return this.runtime !== null;
   }
 
-  /** The runtime, loaded on the first call. Throws LocalModelUnavailableError when the model cannot be loaded. */
+  /** The runtime, loaded on the first call. Throws a VendorError (503) when the model cannot be loaded. */
   get(): LocalRuntime {
     return this.runtime ?? this.load();
   }
 
   private load(): LocalRuntime {
-    if (performance.now() - this.failedAt < RETRY_MS) throw new LocalModelUnavailableError(null);
+    if (performance.now() - this.failedAt < RETRY_MS) throw this.unavailable(undefined);
     try {
       const loaded = loadCachedLocalModel(this.location);
       if (!loaded) throw new Error(`the cache file ${this.location.path} is missing, unreadable or damaged`);
@@ -110,16 +82,27 @@ export class LocalModelLoader {
       return this.runtime;
     } catch (cause) {
       this.failedAt = performance.now();
-      this.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
-      throw new LocalModelUnavailableError(cause);
+      this.options.logger.error({ path: this.location.path, err: cause }, 'local model could not be loaded');
+      throw this.unavailable(cause);
     }
+  }
+
+  private unavailable(cause: unknown): VendorError {
+    return new VendorError('The local model could not be loaded on this gateway (see its log); restarting the gateway rebuilds its cache.', {
+      vendor: this.options.vendor,
+      status: 503,
+      type: 'service_unavailable',
+      code: 'local_model_unavailable',
+      retryable: true,
+      cause,
+    });
   }
 
   private build(loaded: LoadedLocalModel, message: string): LocalRuntime {
     const start = performance.now();
     const model = new LocalNgramModel(loaded.data);
     const runtime = { model, texts: new LocalTokenTexts(model.vocabulary), pool: new LocalWorkspacePool(model.vocabularySize + MAX_OUTSIDE_TOKENS) };
-    this.logger.info(
+    this.options.logger.info(
       {
         path: loaded.path,
         trained: loaded.trained,
@@ -134,13 +117,10 @@ export class LocalModelLoader {
   }
 }
 
-/** Runs train-cli.ts for this cache location and waits for it (start-up waits for training either way). */
-function trainInChildProcess(location: LocalModelLocation): { ok: boolean; ms: number; reason: string | null } {
-  const start = performance.now();
+/** Runs train-cli.ts for this cache location and waits for it (start-up waits for training either way); why it failed, or null. */
+function trainInChildProcess(location: LocalModelLocation): string | null {
   const cli = fileURLToPath(new URL('./train-cli.js', import.meta.url));
   const result = spawnSync(process.execPath, [cli, dirname(location.path)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
-  const ms = Math.round(performance.now() - start);
-  if (result.error) return { ok: false, ms, reason: result.error.message };
-  if (result.status !== 0) return { ok: false, ms, reason: `exit ${result.status ?? result.signal}: ${result.stderr.trim().slice(-500)}` };
-  return { ok: true, ms, reason: null };
+  if (result.error) return result.error.message;
+  return result.status === 0 ? null : `exit ${result.status ?? result.signal}: ${result.stderr.trim().slice(-500)}`;
 }

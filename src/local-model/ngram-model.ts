@@ -1,13 +1,11 @@
 /**
- * The runtime n-gram model: finds the trie nodes of a context and evaluates the interpolated
- * Kneser-Ney distribution
+ * The runtime n-gram model: the trie nodes of a context, and the interpolated Kneser-Ney
  *
  *   P(w | h) = Σ_levels β_L · q_L(w | h_L) + β · unigram(w),
  *
- * where q_L are the discounted level probabilities, β_L the product of the backoff weights γ of the
- * longer contexts, and β the product of all of them. The distribution is a sparse part (the
- * continuations seen after the context) plus a scaled dense unigram, which is what makes a step
- * cheap: only the sparse part is touched, the dense part is precomputed once.
+ * q_L the discounted level probabilities, β_L the product of the backoff weights γ of the longer
+ * contexts, β the product of all of them. A step touches only the sparse part (the continuations
+ * seen after the context); the dense unigram part is precomputed once.
  */
 import type { LocalModelData, LocalModelLevel } from './model-data.js';
 import type { RandomSource } from './random.js';
@@ -21,15 +19,14 @@ export class LocalNgramModel {
   readonly vocabularySize: number;
   /** Vocabulary index → cl100k id. */
   readonly vocabulary: Int32Array;
-  /** Vocabulary index of end-of-text. */
+  /** Vocabulary index of end-of-text (the last one). */
   readonly endOfText: number;
   readonly unigram: Float64Array;
   /** Vocabulary indexes by unigram probability, highest first (ties by index). */
   readonly unigramOrder: Int32Array;
-  /** The smallest unigram probability (every vocabulary token has at least this much). */
   readonly smallestUnigram: number;
   /** Running sums of `unigram`, for sampling it by binary search. */
-  readonly unigramCumulative: Float64Array;
+  private readonly unigramCumulative: Float64Array;
   readonly levels: LocalModelLevel[];
   /** Backoff weight γ of every node, per level: 1 − Σ of its discounted probabilities (so every step sums to 1 exactly). */
   readonly gammas: Float64Array[];
@@ -82,11 +79,7 @@ export class LocalNgramModel {
     return tokenId >= 0 && tokenId < this.indexByToken.length ? this.indexByToken[tokenId] : NO_TOKEN;
   }
 
-  /**
-   * Trie nodes of a context. `history[0]` is the latest token, `history[1]` the one before, …
-   * (vocabulary indexes; NO_TOKEN ends the usable context, which is how unseen tokens back off).
-   * `nodes[L - 1]` receives the node of context length L, or −1.
-   */
+  /** `nodes[L - 1]` receives the trie node of the last L tokens of `history` (latest first), or −1: NO_TOKEN ends the context. */
   findNodes(history: Int32Array, nodes: Int32Array): void {
     nodes.fill(-1);
     let node = history[0];
@@ -102,11 +95,7 @@ export class LocalNgramModel {
     }
   }
 
-  /**
-   * Writes the sparse part of P(· | nodes) into the workspace (`mass` of every `touched` token) and
-   * returns β, the weight of the dense unigram part: P(w) = mass[w] + β·unigram[w] for touched w,
-   * β·unigram[w] for the rest.
-   */
+  /** Writes the sparse part of P(· | nodes) into the workspace's `mass` and returns β: P(w) = mass[w] + β·unigram[w]. */
   accumulate(nodes: Int32Array, workspace: LocalWorkspace): number {
     const stamp = workspace.nextStamp();
     const { mass, stamps, touched } = workspace;
@@ -163,10 +152,7 @@ export class LocalNgramModel {
     return Math.min(bound + weight * this.unigram[this.unigramOrder[0]], 1);
   }
 
-  /**
-   * Samples from P(· | nodes) as the mixture it is: pick a level with its remaining weight, then a
-   * continuation inside it; only the first part of one list is walked, so a plain step is cheap.
-   */
+  /** Samples P(· | nodes) as the mixture it is: a level by its weight, then a continuation inside it. */
   sample(nodes: Int32Array, random: RandomSource): number {
     let target = random.next();
     let weight = 1;
@@ -191,20 +177,7 @@ export class LocalNgramModel {
       target -= levelMass;
       weight *= gamma;
     }
-    return this.sampleUnigram(Math.min(target / weight, 1));
-  }
-
-  /** The unigram token at cumulative probability `target` ∈ [0, 1). */
-  sampleUnigram(target: number): number {
-    const cumulative = this.unigramCumulative;
-    let low = 0;
-    let high = cumulative.length - 1;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (cumulative[middle] > target) high = middle;
-      else low = middle + 1;
-    }
-    return low;
+    return findCumulative(this.unigramCumulative, 0, this.vocabularySize, Math.min(target / weight, 1));
   }
 
   /** The full distribution after a context of cl100k ids (for tests and inspection), indexed by vocabulary index. */
@@ -236,6 +209,18 @@ export function findToken(tokens: Uint16Array, start: number, end: number, token
     else high = middle - 1;
   }
   return -1;
+}
+
+/** First index in [start, end) whose running sum exceeds `target` (the last one when none does). */
+export function findCumulative(cumulative: Float64Array, start: number, end: number, target: number): number {
+  let low = start;
+  let high = end - 1;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (cumulative[middle] > target) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }
 
 /** Rounding can leave the target a hair above the list's sum; the last token with mass absorbs it. */

@@ -3,17 +3,11 @@
  *
  *   P(w | h) = s(w) + β₁ · B(w),   B(w) = q₁(w | h₁) + γ₁ · unigram(w),
  *
- * where s is the (small) sparse part of the contexts of length ≥ 2, β₁ the product of their
- * backoff weights, and B the interpolated bigram distribution of the previous token h₁ alone: it
- * depends on one level-1 node, so it can be ordered once and reused every time that token comes
- * back. Its descending order is the node's continuations sorted by B (built here on first use),
- * merged with the unigram order minus those continuations (their unigram ranks, sorted here too).
- *
- * For a temperature, `LocalTemperedNodes` keeps per node the running sums of (B / B_max)^(1/T)
- * over that sorted list, so normalisers and tail draws need no power per continuation per step.
+ * s the sparse part of the contexts of length ≥ 2 and β₁ the product of their backoff weights. B
+ * depends on the previous token alone, so its descending order (the node's continuations sorted by
+ * B, merged with the unigram order minus them) is built once per node, on first use.
  */
 import type { LocalNgramModel } from './ngram-model.js';
-import type { LocalTemperatureTable } from './temperature-table.js';
 
 export class LocalNodeOrder {
   /** Per level-1 entry position (within its node's range): continuation tokens by B, highest first (ties by index). */
@@ -78,69 +72,10 @@ export class LocalNodeOrder {
   }
 }
 
-/** Tempered sums of one temperature, per level-1 node (built on first use; the node's order must be ready). */
-export class LocalTemperedNodes {
-  /** Running sums of (B / B_max)^(1/T) over each node's sorted list. */
-  readonly cumulative: Float64Array;
-  /** Sum of the table weights of the tokens outside each node's list: Σ (unigram / unigramMax)^(1/T). */
-  readonly restWeight: Float64Array;
-  /** (γ₁ · unigramMax / B_max)^(1/T): turns a table weight into (B / B_max)^(1/T) outside the list. */
-  readonly restScale: Float64Array;
-  private readonly ready: Uint8Array;
-
-  constructor(
-    private readonly model: LocalNgramModel,
-    private readonly order: LocalNodeOrder,
-    private readonly table: LocalTemperatureTable,
-  ) {
-    const level = model.levels[0];
-    this.cumulative = new Float64Array(level.continuationOffsets[level.nodeCount]);
-    this.restWeight = new Float64Array(level.nodeCount);
-    this.restScale = new Float64Array(level.nodeCount);
-    this.ready = new Uint8Array(level.nodeCount);
-  }
-
-  ensure(node: number): void {
-    if (this.ready[node]) return;
-    const level = this.model.levels[0];
-    const start = level.continuationOffsets[node];
-    const end = level.continuationOffsets[node + 1];
-    const inverse = this.table.inverseTemperature;
-    const max = this.order.baseMax[node];
-    const { sortedBase, sortedTokens } = this.order;
-    const weights = this.table.weights;
-    let sum = 0;
-    let listWeight = 0;
-    for (let index = start; index < end; index++) {
-      const ratio = max > 0 ? sortedBase[index] / max : 0;
-      sum += inverse === 1 ? ratio : ratio ** inverse;
-      this.cumulative[index] = sum;
-      listWeight += weights[sortedTokens[index]];
-    }
-    this.restWeight[node] = Math.max(this.table.total - listWeight, 0);
-    const restRatio = max > 0 ? (this.model.gammas[0][node] * this.table.unigramMax) / max : 0;
-    this.restScale[node] = inverse === 1 ? restRatio : restRatio ** inverse;
-    this.ready[node] = 1;
-  }
-}
-
 const orders = new WeakMap<LocalNgramModel, LocalNodeOrder>();
-const tempered = new WeakMap<LocalTemperatureTable, LocalTemperedNodes>();
 
 export function nodeOrder(model: LocalNgramModel): LocalNodeOrder {
-  let order = orders.get(model);
-  if (!order) {
-    order = new LocalNodeOrder(model);
-    orders.set(model, order);
-  }
+  const order = orders.get(model) ?? new LocalNodeOrder(model);
+  orders.set(model, order);
   return order;
-}
-
-export function temperedNodes(model: LocalNgramModel, table: LocalTemperatureTable): LocalTemperedNodes {
-  let nodes = tempered.get(table);
-  if (!nodes) {
-    nodes = new LocalTemperedNodes(model, nodeOrder(model), table);
-    tempered.set(table, nodes);
-  }
-  return nodes;
 }

@@ -1,7 +1,6 @@
 /**
- * The seeded pseudo-random generator of the local model (xoshiro128**, seeded through splitmix32).
- * A choice's stream is derived from (seed, prompt index, candidate index), so a seeded request is
- * reproducible while its n choices still differ from each other.
+ * The local model's seeded generator (xoshiro128**, seeded through splitmix32). Each choice's stream
+ * comes from (seed, prompt index, candidate index): reproducible, and different for each of n choices.
  */
 import { randomBytes } from 'node:crypto';
 

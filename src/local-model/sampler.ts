@@ -1,21 +1,15 @@
 /**
- * Turns the model's distribution into the next token the way OpenAI documents its sampling
- * parameters, for one choice:
+ * The next token of one choice, sampled as OpenAI documents its parameters:
  *
  *   logit[w] = log P(w | context) + logit_bias[w] − count[w]·frequency_penalty − (count[w] > 0)·presence_penalty
  *   token    ~ softmax(logit / temperature), restricted to the top_p nucleus; argmax when temperature is 0.
  *
- * When none of that changes the distribution (temperature 1, top_p 1, no bias, no penalties) the
- * model's own mixture sampler is used, which is exact and cheaper. When the change only sharpens
- * it (temperature in [0.5, 1], adjustments that only lower logits, no top_p), rejection sampling
- * from the model's distribution is exact too and avoids preparing the step; the rest (greedy,
- * top_p, high temperature, raised logits) prepares the step (step.ts) and works from its
- * explicit set plus the pre-ordered rest (tempered-draw.ts). A token the model never saw gets a
- * logit only through a positive bias (logit-bias.ts), so it is always in the step's explicit set.
+ * Three exact paths, cheapest first: the model's own mixture sampler when nothing changes the
+ * distribution; rejection sampling from it when the change only sharpens it (temperature in
+ * [0.5, 1], logits only lowered, no top_p); otherwise the prepared step (step.ts, tempered-draw.ts).
  */
 import type { LocalLogitBias } from './logit-bias.js';
 import type { LocalNgramModel } from './ngram-model.js';
-import { temperedNodes } from './node-order.js';
 import type { RandomSource } from './random.js';
 import { LocalStep } from './step.js';
 import { LocalTemperedDraw } from './tempered-draw.js';
@@ -34,22 +28,19 @@ export interface LocalSamplingSettings extends LocalLogitBias {
   frequencyPenalty: number;
 }
 
-/** Rejection attempts per step before the exact full evaluation takes over (still exact: an accepted draw is exact whenever it happens). */
+/** Rejection attempts per step before the full evaluation takes over. */
 const DRAW_ATTEMPTS = 32;
 /** Below this temperature acceptance falls steeply ((p/bound)^(1/T − 1)), so the full evaluation is faster. */
 const LOWEST_REJECTION_TEMPERATURE = 0.5;
 
 export class LocalSampler {
-  /** Whether the sampling distribution is the model's own (so the mixture sampler is exact). */
-  readonly plain: boolean;
-  /** Whether steps first try rejection sampling from the model's distribution. */
+  /** Whether the sampling distribution is the model's own. */
+  private readonly plain: boolean;
   private readonly rejection: boolean;
   private readonly penalised: boolean;
-  /** The current step, when prepared (`step.ready`). */
   private readonly step: LocalStep;
   private readonly draw: LocalTemperedDraw | null;
-  /** Tokens whose logit is adjusted in this choice (bias, penalties), `adjustedCount` of them. */
-  private readonly adjustedTokens: Int32Array;
+  /** How many of the workspace's `adjustedTokens` this choice adjusts (bias, penalties). */
   private adjustedCount = 0;
 
   constructor(
@@ -62,18 +53,10 @@ export class LocalSampler {
     const onlyLowers = settings.biasValues.every((value) => value <= 0) && settings.presencePenalty >= 0 && settings.frequencyPenalty >= 0;
     this.rejection = !this.plain && onlyLowers && settings.topP >= 1 && settings.temperature >= LOWEST_REJECTION_TEMPERATURE && settings.temperature <= 1;
     this.step = new LocalStep(model, workspace);
-    if (settings.temperature > 0 && !this.plain) {
-      const table = temperatureTable(model, 1 / settings.temperature);
-      this.draw = new LocalTemperedDraw(model, workspace, this.step, table, temperedNodes(model, table));
-    } else this.draw = null;
-    // The workspace's (pooled) array, not a fresh one: 90 KiB of ArrayBuffer per choice is
-    // external memory V8 counts towards its next full GC, which then ran every ~100 ms under load.
-    this.adjustedTokens = workspace.adjustedTokens;
+    const table = settings.temperature > 0 && !this.plain ? temperatureTable(model, 1 / settings.temperature) : null;
+    this.draw = table && new LocalTemperedDraw(model, workspace, this.step, table);
     settings.biasTokens.forEach((token, index) => {
-      if (!workspace.adjusted[token]) {
-        workspace.adjusted[token] = 1;
-        this.adjustedTokens[this.adjustedCount++] = token;
-      }
+      this.mark(token);
       workspace.adjustments[token] += settings.biasValues[index];
     });
   }
@@ -86,7 +69,7 @@ export class LocalSampler {
       const token = this.drawByRejection(nodes, random);
       if (token >= 0) return token;
     }
-    this.step.prepare(nodes, this.adjustedTokens, this.adjustedCount);
+    this.step.prepare(nodes, this.adjustedCount);
     return this.settings.temperature === 0 ? this.greedy() : (this.draw as LocalTemperedDraw).sample(random, this.settings.topP);
   }
 
@@ -98,7 +81,7 @@ export class LocalSampler {
 
   /** The `count` most likely tokens of this step by model probability, most likely first; returns how many. */
   top(nodes: Int32Array, count: number, tokens: Int32Array, probabilities: Float64Array): number {
-    if (!this.step.ready) this.step.prepare(nodes, this.adjustedTokens, this.adjustedCount);
+    if (!this.step.ready) this.step.prepare(nodes, this.adjustedCount);
     return this.step.top(count, tokens, probabilities);
   }
 
@@ -106,19 +89,22 @@ export class LocalSampler {
   record(token: number): void {
     if (!this.penalised) return;
     const workspace = this.workspace;
-    if (!workspace.adjusted[token]) {
-      workspace.adjusted[token] = 1;
-      this.adjustedTokens[this.adjustedCount++] = token;
-    }
+    this.mark(token);
     if (workspace.generatedCounts[token]++ === 0) workspace.adjustments[token] -= this.settings.presencePenalty;
     workspace.adjustments[token] -= this.settings.frequencyPenalty;
+  }
+
+  private mark(token: number): void {
+    if (this.workspace.adjusted[token]) return;
+    this.workspace.adjusted[token] = 1;
+    this.workspace.adjustedTokens[this.adjustedCount++] = token;
   }
 
   /** Leaves the workspace's per-choice arrays clean for its next user. */
   release(): void {
     const workspace = this.workspace;
     for (let index = 0; index < this.adjustedCount; index++) {
-      const token = this.adjustedTokens[index];
+      const token = workspace.adjustedTokens[index];
       workspace.adjusted[token] = 0;
       workspace.adjustments[token] = 0;
       workspace.generatedCounts[token] = 0;
@@ -126,10 +112,7 @@ export class LocalSampler {
     this.adjustedCount = 0;
   }
 
-  /**
-   * Target ∝ P(w)^(1/T)·exp(adjustment(w)/T), proposal P(w): the ratio is (P/bound)^(1/T − 1)·
-   * exp(adjustment/T) ≤ 1 because adjustments are ≤ 0 here. Returns −1 when every attempt was rejected.
-   */
+  /** Proposal P(w), target ∝ P^(1/T)·exp(adjustment/T): the ratio (P/bound)^(1/T − 1)·exp(adjustment/T) ≤ 1 here; −1 if all fail. */
   private drawByRejection(nodes: Int32Array, random: RandomSource): number {
     const model = this.model;
     const exponent = 1 / this.settings.temperature - 1;

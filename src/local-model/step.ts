@@ -1,11 +1,9 @@
 /**
  * One step's distribution for the full sampling paths, without touching the previous token's
- * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (see node-order.ts). The explicit
- * set S is every token seen after the context of length ≥ 2 plus every token whose logit this
- * choice adjusts; for those the workspace holds P (`mass`) and B (`base`). Every other token has
- * P = β₁·B, and the stream below yields them in descending B order (so descending P, and
- * descending tempered weight), skipping S: the node's sorted list merged with the unigram order
- * minus that list. Only as much of the stream is walked as a step needs.
+ * (often thousands of) continuations: P(w) = s(w) + β₁·B(w) (node-order.ts). The explicit set S is
+ * every token seen after the contexts of length ≥ 2 plus every token this choice adjusts; the
+ * workspace holds their P (`mass`) and B (`base`). Every other token has P = β₁·B, and the stream
+ * yields them in descending B order, skipping S, walked only as far as a step needs.
  */
 import { nodeOrder, type LocalNodeOrder } from './node-order.js';
 import { findToken, type LocalNgramModel } from './ngram-model.js';
@@ -14,16 +12,15 @@ import type { LocalWorkspace } from './workspace.js';
 export class LocalStep {
   /** Whether the step holds the distribution of the current context. */
   ready = false;
-  /** Level-1 node (the previous token), or −1 when there is no context (then B is the unigram). */
+  /** Level-1 node (the previous token), or −1 without context (then B is the unigram). */
   node = -1;
   /** The node's range in the level-1 arrays (empty without a node). */
   start = 0;
   end = 0;
-  /** γ₁ of the node (1 without a node): B = γ₁·unigram outside the node's list. */
+  /** γ₁ of the node (1 without one): B = γ₁·unigram outside the node's list. */
   gamma = 1;
-  /** β₁: weight of B in P. */
   betaOne = 1;
-  /** Largest B of this step (over all tokens, S included). */
+  /** Largest B over all tokens. */
   baseMax = 0;
   readonly order: LocalNodeOrder;
 
@@ -42,12 +39,12 @@ export class LocalStep {
     this.order = nodeOrder(model);
   }
 
-  /** Computes S, P and B on S, and β₁ for the context whose trie nodes are `nodes`. */
-  prepare(nodes: Int32Array, adjustedTokens: Int32Array, adjustedCount: number): void {
+  /** Computes S, P and B on S, and β₁ for the context whose trie nodes are `nodes`; the choice adjusts `adjustedCount` tokens. */
+  prepare(nodes: Int32Array, adjustedCount: number): void {
     const model = this.model;
     const workspace = this.workspace;
     const stamp = workspace.nextStamp();
-    const { mass, stamps, touched, base, baseEntry } = workspace;
+    const { mass, stamps, touched, base, baseEntry, adjustedTokens } = workspace;
     const unigram = model.unigram;
     const node = nodes[0];
     this.node = node;
@@ -65,9 +62,7 @@ export class LocalStep {
       this.gamma = 1;
       this.baseMax = unigram[model.unigramOrder[0]];
     }
-    const start = this.start;
-    const end = this.end;
-    const gamma = this.gamma;
+    const { start, end, gamma } = this;
     // β₁ is the product of the backoff weights above level 1; level L's part is weighted by those above it.
     let betaOne = 1;
     for (let length = 2; length < model.order; length++) if (nodes[length - 1] >= 0) betaOne *= model.gammas[length - 1][nodes[length - 1]];
@@ -142,7 +137,6 @@ export class LocalStep {
     this.settle();
   }
 
-  /** Moves the stream past its head. */
   advance(): void {
     if (this.headFromList) this.listPosition++;
     else this.rankPosition++;
@@ -185,10 +179,7 @@ export class LocalStep {
     }
   }
 
-  /**
-   * The `count` most likely tokens of the step (model probabilities), most likely first (ties by
-   * index), into `tokens` / `probabilities`; returns how many there are.
-   */
+  /** Writes the `count` most likely tokens, most likely first (ties by index), to `tokens` / `probabilities`; returns how many. */
   top(count: number, tokens: Int32Array, probabilities: Float64Array): number {
     let filled = 0;
     const offer = (token: number, probability: number): void => {

@@ -1,21 +1,17 @@
 /**
- * Sampling from softmax((log P + adjustment) / T) of a prepared step, optionally restricted to
- * the top_p nucleus, without evaluating every token:
+ * Sampling from softmax((log P + adjustment) / T) of a prepared step, optionally within the top_p
+ * nucleus, without evaluating every token. Weights are relative to the largest one, so nothing
+ * overflows and only negligible weights underflow.
  *
- * - Weights are relative to the largest one (w = exp(logit − max logit) ≤ 1): no overflow at any
- *   temperature or bias, and only negligible weights underflow.
- * - S tokens (see step.ts) get their weight computed. Every other token's weight is
- *   scale · (B / B_max)^(1/T) with one scale per step, and the per-node tempered sums make their
- *   total exact without visiting them: Σ_{w∉S} = scale · (Σ_all (B/B_max)^(1/T) − Σ_{w∈S} (B/B_max)^(1/T)).
- * - top_p: the nucleus (the smallest set of highest-weight tokens whose mass reaches top_p of the
- *   total, the crossing token included) is built by merging S, taken from a max-heap, with the
- *   stream of the other tokens, already in descending order; it stops as soon as the mass is
- *   reached. Then a draw inside the nucleus.
- * - Without top_p, a draw that lands outside S samples the rest by exact rejection from the
- *   node's tempered list plus the tempered unigram, with an exact walk if that keeps failing.
+ * - S tokens (step.ts) get their weight computed. Every other token weighs scale · (B / B_max)^(1/T),
+ *   one scale per step, and the table's per-node sums give their total without visiting them:
+ *   Σ_{w∉S} = scale · (Σ_all (B/B_max)^(1/T) − Σ_{w∈S} (B/B_max)^(1/T)).
+ * - top_p: the nucleus (the fewest highest-weight tokens whose mass reaches top_p of the total) is
+ *   built by merging S, from a max-heap, with the stream of the other tokens, already descending.
+ * - Without top_p, a draw outside S samples the rest by exact rejection from the node's tempered
+ *   list plus the tempered unigram, with an exact walk if that keeps failing.
  */
-import { findToken, type LocalNgramModel } from './ngram-model.js';
-import type { LocalTemperedNodes } from './node-order.js';
+import { findCumulative, findToken, type LocalNgramModel } from './ngram-model.js';
 import type { RandomSource } from './random.js';
 import type { LocalStep } from './step.js';
 import type { LocalTemperatureTable } from './temperature-table.js';
@@ -24,36 +20,31 @@ import type { LocalWorkspace } from './workspace.js';
 const REJECTION_ATTEMPTS = 256;
 
 export class LocalTemperedDraw {
-  /** Weight of a stream token = scale · (B / B_max)^(1/T); outside the node's list that is scale · restScale · table weight. */
+  /** A stream token weighs scale · (B / B_max)^(1/T): scale · restScale · table weight outside the node's list. */
   private scale = 0;
   private restScale = 1;
-  /** Σ (B / B_max)^(1/T) over the node's list and over the rest of the vocabulary (in table weights). */
+  /** Σ (B / B_max)^(1/T) over the node's list, and over the rest of the vocabulary in table weights. */
   private listTotal = 0;
   private restWeight = 0;
-  private cumulative: Float64Array;
 
   constructor(
     private readonly model: LocalNgramModel,
     private readonly workspace: LocalWorkspace,
     private readonly step: LocalStep,
     private readonly table: LocalTemperatureTable,
-    private readonly tempered: LocalTemperedNodes,
-  ) {
-    this.cumulative = tempered.cumulative;
-  }
+  ) {}
 
   /** A token from the tempered, adjusted distribution of the prepared step, within the top_p nucleus when topP < 1. */
   sample(random: RandomSource, topP: number): number {
     const step = this.step;
-    const workspace = this.workspace;
-    const { touched, touchedCount, mass, baseEntry, adjusted, adjustments, weights } = workspace;
+    const { touched, touchedCount, mass, baseEntry, adjusted, adjustments, weights } = this.workspace;
     const inverse = this.table.inverseTemperature;
     const node = step.node;
     if (node >= 0) {
-      this.tempered.ensure(node);
-      this.listTotal = step.end > step.start ? this.cumulative[step.end - 1] : 0;
-      this.restWeight = this.tempered.restWeight[node];
-      this.restScale = this.tempered.restScale[node];
+      this.table.ensure(node);
+      this.listTotal = step.end > step.start ? this.table.listCumulative[step.end - 1] : 0;
+      this.restWeight = this.table.restWeight[node];
+      this.restScale = this.table.restScale[node];
     } else {
       this.listTotal = 0;
       this.restWeight = this.table.total;
@@ -81,7 +72,7 @@ export class LocalTemperedDraw {
     const inverseReference = Math.exp(-maxLogit / inverse);
     const baseMax = step.baseMax;
     const sortedPosition = step.order.sortedPosition;
-    const cumulative = this.cumulative;
+    const cumulative = this.table.listCumulative;
     const tableWeights = this.table.weights;
     const start = step.start;
     const vocabularySize = this.model.vocabularySize;
@@ -122,31 +113,26 @@ export class LocalTemperedDraw {
     return touchedCount > 0 ? touched[0] : step.headToken;
   }
 
-  /** Weight of the stream's current head. */
   private headWeight(): number {
     const step = this.step;
     if (!step.headFromList) return this.scale * this.restScale * this.table.weights[step.headToken];
-    const position = step.listPosition;
-    return this.scale * (this.cumulative[position] - (position > step.start ? this.cumulative[position - 1] : 0));
+    const { listPosition: position, start } = step;
+    const cumulative = this.table.listCumulative;
+    return this.scale * (cumulative[position] - (position > start ? cumulative[position - 1] : 0));
   }
 
-  /**
-   * The nucleus merge, written as one tight loop over three sources: the S heap, the node's
-   * sorted list and the unigram order minus that list (both skipping S). Each source's head
-   * weight is kept until that source moves.
-   */
+  /** The nucleus merge, one tight loop over the S heap, the node's sorted list and the unigram order minus that list. */
   private sampleNucleus(random: RandomSource, target: number): number {
     const step = this.step;
     const { touched, touchedCount, weights, heap, nucleusTokens, nucleusWeights, stamps, currentStamp } = this.workspace;
     const { sortedTokens, listRanks } = step.order;
-    const cumulative = this.cumulative;
+    const cumulative = this.table.listCumulative;
     const tableWeights = this.table.weights;
     const unigramOrder = this.model.unigramOrder;
     const size = unigramOrder.length;
     const scale = this.scale;
     const restScale = scale * this.restScale;
-    const start = step.start;
-    const end = step.end;
+    const { start, end } = step;
     for (let index = 0; index < touchedCount; index++) heap[index] = touched[index];
     let heapSize = touchedCount;
     for (let index = (heapSize >>> 1) - 1; index >= 0; index--) siftDown(heap, heapSize, index, weights);
@@ -226,7 +212,7 @@ export class LocalTemperedDraw {
     for (let attempt = 0; attempt < REJECTION_ATTEMPTS; attempt++) {
       const draw = random.next() * (this.listTotal + restAll);
       let token: number;
-      if (draw < this.listTotal) token = sortedTokens[findCumulative(this.cumulative, step.start, step.end, draw)];
+      if (draw < this.listTotal) token = sortedTokens[findCumulative(this.table.listCumulative, step.start, step.end, draw)];
       else {
         token = findCumulative(table.cumulative, 0, table.cumulative.length, random.next() * table.total);
         if (step.node >= 0 && findToken(level.continuationTokens, step.start, step.end, token) >= 0) continue;
@@ -255,12 +241,10 @@ function siftDown(heap: Int32Array, size: number, index: number, weights: Float6
   for (;;) {
     let child = 2 * index + 1;
     if (child >= size) break;
-    const right = child + 1;
-    if (right < size && before(heap[right], heap[child], weights)) child = right;
-    const childToken = heap[child];
-    const childWeight = weights[childToken];
-    if (!(childWeight > weight || (childWeight === weight && childToken < token))) break;
-    heap[index] = childToken;
+    if (child + 1 < size && before(heap[child + 1], heap[child], weights)) child++;
+    const childWeight = weights[heap[child]];
+    if (!(childWeight > weight || (childWeight === weight && heap[child] < token))) break;
+    heap[index] = heap[child];
     index = child;
   }
   heap[index] = token;
@@ -268,16 +252,4 @@ function siftDown(heap: Int32Array, size: number, index: number, weights: Float6
 
 function before(left: number, right: number, weights: Float64Array): boolean {
   return weights[left] > weights[right] || (weights[left] === weights[right] && left < right);
-}
-
-/** First index in [start, end) whose running sum exceeds `target` (the last one when none does). */
-function findCumulative(cumulative: Float64Array, start: number, end: number, target: number): number {
-  let low = start;
-  let high = end - 1;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (cumulative[middle] > target) high = middle;
-    else low = middle + 1;
-  }
-  return low;
 }

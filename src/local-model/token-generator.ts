@@ -1,113 +1,92 @@
 /**
  * Generates one sequence token by token: find the context's trie nodes, draw the next token with
  * the sampler, score it with the model's own distribution, and assemble byte fragments into
- * characters. Stop sequences, batching and the wire shape belong to the caller; this only says
- * what each step produced.
+ * characters. Stop sequences, batching and the wire shape belong to the caller.
  */
 import { pushHistory } from './context-history.js';
-import { logOf, logprobRecord } from './logprobs.js';
+import { logOf, logprobRecord, type ScoredToken, scoredToken } from './logprobs.js';
 import type { LocalRuntime } from './model-loader.js';
-import { NO_TOKEN, type LocalNgramModel } from './ngram-model.js';
+import { NO_TOKEN } from './ngram-model.js';
 import type { RandomSource } from './random.js';
 import { LocalSampler, type LocalSamplingSettings } from './sampler.js';
 import { LocalTokenTexts } from './token-text.js';
 import { LocalUtf8Assembler } from './utf8-assembler.js';
-import type { LocalWorkspace, LocalWorkspacePool } from './workspace.js';
+import type { LocalWorkspace } from './workspace.js';
 
-/** What one sequence is generated from. */
 export interface LocalGenerationOptions {
-  /** The loaded model, its token texts and its workspaces. */
   runtime: LocalRuntime;
-  /** Temperature, top_p, logit bias and penalties in model terms. */
   sampling: LocalSamplingSettings;
   /** Context after the prompt (latest first, vocabulary indexes; see context-history.ts). */
   history: Int32Array;
   random: RandomSource;
-  /** Alternatives to report per token (0–5), or null for none. */
-  alternatives: number | null;
-  /** Whether every token's logprob is needed even without alternatives (for best_of ranking). */
+  /** Alternatives to report per token (0–5), or null for no logprobs. */
+  logprobs: number | null;
+  /** Whether every token's logprob is needed even without logprobs (for best_of ranking). */
   score: boolean;
 }
 
-/** One step's outcome. */
 export interface GeneratedToken {
   /** The model chose end-of-text: the sequence is over, and this token is not part of it. */
   ended: boolean;
   /** The text this token completes; null while a character still waits for more bytes. */
   text: string | null;
-  /** The token's logprobs spelling (its text, `bytes:\xNN…`, or a special token's name). */
-  tokenText: string;
-  /** The model's own log probability of the token (0 when neither scoring nor alternatives were asked for). */
+  /** The model's own log probability of the token (0 when neither scoring nor logprobs asked for it). */
   logprob: number;
-  /** The most likely alternatives of this step, by model probability; null when not asked for. */
-  alternatives: Record<string, number> | null;
+  /** The token's logprobs entry with its alternatives; null without logprobs. */
+  entry: ScoredToken | null;
 }
 
 export class LocalTokenGenerator {
-  private readonly model: LocalNgramModel;
-  private readonly texts: LocalTokenTexts;
-  /** Texts of the ids outside the vocabulary that the bias lifts (index i: sampler index vocabularySize + i). */
+  /** Texts of the ids outside the vocabulary that the bias lifts (sampler index vocabularySize + i). */
   private readonly outsideTexts: LocalTokenTexts;
-  private readonly pool: LocalWorkspacePool;
   private readonly workspace: LocalWorkspace;
   private readonly sampler: LocalSampler;
   private readonly assembler: LocalUtf8Assembler;
   private readonly history: Int32Array;
   private readonly nodes: Int32Array;
-  private readonly random: RandomSource;
-  private readonly wantsProbability: boolean;
-  private readonly alternatives: number;
   private readonly topTokens: Int32Array;
   private readonly topProbabilities: Float64Array;
 
-  constructor(options: LocalGenerationOptions) {
+  constructor(private readonly options: LocalGenerationOptions) {
     const { model, texts, pool } = options.runtime;
-    this.model = model;
-    this.texts = texts;
     this.outsideTexts = new LocalTokenTexts(options.sampling.outsideTokens);
-    this.pool = pool;
     this.workspace = pool.acquire();
     this.sampler = new LocalSampler(model, this.workspace, options.sampling);
     this.assembler = new LocalUtf8Assembler(texts);
     this.history = Int32Array.from(options.history);
     this.nodes = new Int32Array(model.order - 1);
-    this.random = options.random;
-    this.wantsProbability = options.score || options.alternatives !== null;
-    this.alternatives = options.alternatives ?? 0;
-    this.topTokens = new Int32Array(this.alternatives);
-    this.topProbabilities = new Float64Array(this.alternatives);
+    this.topTokens = new Int32Array(options.logprobs ?? 0);
+    this.topProbabilities = new Float64Array(options.logprobs ?? 0);
   }
 
   /** Draws the next token. After an `ended` step, call only `flush` and `release`. */
   next(): GeneratedToken {
-    const { model, sampler, nodes } = this;
+    const { sampler, nodes, topTokens, topProbabilities, options } = this;
+    const { model, texts } = options.runtime;
     model.findNodes(this.history, nodes);
-    const token = sampler.next(nodes, this.random);
-    const logprob = this.wantsProbability ? logOf(sampler.modelProbability(nodes, token)) : 0;
+    const token = sampler.next(nodes, options.random);
+    const logprob = options.score || options.logprobs !== null ? logOf(sampler.modelProbability(nodes, token)) : 0;
     const alternatives =
-      this.alternatives > 0
-        ? logprobRecord(this.texts, this.topTokens, this.topProbabilities, sampler.top(nodes, this.alternatives, this.topTokens, this.topProbabilities))
-        : null;
-    if (token === model.endOfText) return { ended: true, text: null, tokenText: this.texts.strings[token], logprob, alternatives };
+      topTokens.length > 0 ? logprobRecord(texts, topTokens, topProbabilities, sampler.top(nodes, topTokens.length, topTokens, topProbabilities)) : null;
+    if (token === model.endOfText) return { ended: true, text: null, logprob, entry: null };
     sampler.record(token);
-    if (token < model.vocabularySize) {
-      pushHistory(this.history, token);
-      return { ended: false, text: this.assembler.push(token), tokenText: this.texts.strings[token], logprob, alternatives };
-    }
     // An id the model never saw: the context after it backs off, as after any unseen prompt token.
-    const outside = token - model.vocabularySize;
-    pushHistory(this.history, NO_TOKEN);
-    return { ended: false, text: this.assembler.push(outside, this.outsideTexts), tokenText: this.outsideTexts.strings[outside], logprob, alternatives };
+    const known = token < model.vocabularySize;
+    pushHistory(this.history, known ? token : NO_TOKEN);
+    const spelled = known ? texts : this.outsideTexts;
+    const index = known ? token : token - model.vocabularySize;
+    const entry = options.logprobs === null ? null : scoredToken(spelled.strings[index], logprob, alternatives ?? {});
+    return { ended: false, text: this.assembler.push(index, spelled), logprob, entry };
   }
 
   /** Text still held back for an incomplete character (at the end of the sequence); null when none. */
   flush(): string | null {
-    return this.assembler.holding ? this.assembler.flush() : null;
+    return this.assembler.flush();
   }
 
   /** Returns the scratch memory to the pool; the generator is unusable afterwards. */
   release(): void {
     this.sampler.release();
-    this.pool.release(this.workspace);
+    this.options.runtime.pool.release(this.workspace);
   }
 }

@@ -1,8 +1,7 @@
 /**
  * What each token looks like to a client. A token whose bytes are valid UTF-8 on their own is its
- * text; a token that is only part of a character (a byte fragment) is spelled the way OpenAI
- * spells it in logprobs, `bytes:\xe2\x80`, and its bytes wait for the rest of the character
- * before any text is released.
+ * text; a byte fragment (part of a character) is spelled as OpenAI spells it in logprobs,
+ * `bytes:\xe2\x80`, and its bytes wait for the rest of the character before any text is released.
  */
 import { cl100kRanks, END_OF_TEXT, END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
 
@@ -20,22 +19,9 @@ export const SPECIAL_TOKEN_IDS: readonly number[] = [...SPECIAL_TOKENS.keys()];
 /** Largest id of an ordinary (non-special) cl100k token. */
 export const LAST_ORDINARY_TOKEN = 100255;
 
-export function isOrdinaryToken(id: number): boolean {
-  return Number.isInteger(id) && id >= 0 && id <= LAST_ORDINARY_TOKEN;
-}
-
 /** Any cl100k id, ordinary or special. */
 export function isKnownToken(id: number): boolean {
-  return isOrdinaryToken(id) || SPECIAL_TOKENS.has(id);
-}
-
-const encoder = new TextEncoder();
-
-/** The raw bytes of an ordinary cl100k token. */
-export function tokenBytes(id: number): Uint8Array {
-  const entry = cl100kRanks()[id];
-  if (entry === undefined) return new Uint8Array(0);
-  return typeof entry === 'string' ? encoder.encode(entry) : Uint8Array.from(entry);
+  return (Number.isInteger(id) && id >= 0 && id <= LAST_ORDINARY_TOKEN) || SPECIAL_TOKENS.has(id);
 }
 
 /** The logprobs spelling of a cl100k token: its text, `bytes:\xNN…` for a fragment, or the special token's name. */
@@ -44,50 +30,36 @@ export function tokenString(id: number): string {
   if (special !== undefined) return special;
   const entry = cl100kRanks()[id];
   if (entry === undefined) return '';
-  return typeof entry === 'string' ? entry : spellBytes(entry);
-}
-
-export function spellBytes(bytes: ArrayLike<number>): string {
-  let spelled = 'bytes:';
-  for (let index = 0; index < bytes.length; index++) spelled += `\\x${bytes[index].toString(16).padStart(2, '0')}`;
-  return spelled;
+  return typeof entry === 'string' ? entry : `bytes:${entry.map((byte) => `\\x${byte.toString(16).padStart(2, '0')}`).join('')}`;
 }
 
 /**
- * Token strings of the model's vocabulary, precomputed so a step only indexes an array. The bytes
- * of all tokens sit in one buffer with an offset table: a Uint8Array per token cost about 190
- * bytes (the view, its ArrayBuffer and a separate backing store), 4.2 MiB for the vocabulary, to
- * hold ~150 KiB of bytes.
+ * Token strings and bytes of the model's vocabulary, precomputed. The bytes sit in one buffer with
+ * an offset table: a Uint8Array per token cost ~190 bytes each, 4.2 MiB to hold ~150 KiB of bytes.
  */
 export class LocalTokenTexts {
   /** Logprobs spelling per vocabulary index. */
   readonly strings: string[];
   /** Whether the token is text on its own (not a byte fragment). */
   readonly complete: Uint8Array;
-  /** The bytes of every vocabulary token, back to back (special tokens have none). */
+  /** Vocabulary index i's bytes are byteData[byteOffsets[i] … byteOffsets[i + 1]); special tokens have none. */
   readonly byteData: Uint8Array;
-  /** Vocabulary index i's bytes are byteData[byteOffsets[i] … byteOffsets[i + 1]). */
   readonly byteOffsets: Uint32Array;
 
   constructor(vocabulary: Int32Array) {
     const ranks = cl100kRanks();
-    this.strings = new Array<string>(vocabulary.length);
+    this.strings = Array.from(vocabulary, tokenString);
     this.complete = new Uint8Array(vocabulary.length);
     this.byteOffsets = new Uint32Array(vocabulary.length + 1);
-    const bytes = new Array<Uint8Array>(vocabulary.length);
-    let total = 0;
-    vocabulary.forEach((id, index) => {
-      this.strings[index] = tokenString(id);
+    const bytes = Array.from(vocabulary, (id, index) => {
       const entry = ranks[id];
       this.complete[index] = typeof entry === 'string' || SPECIAL_TOKENS.has(id) ? 1 : 0;
-      bytes[index] = SPECIAL_TOKENS.has(id) ? new Uint8Array(0) : tokenBytes(id);
-      this.byteOffsets[index] = total;
-      total += bytes[index].length;
+      if (SPECIAL_TOKENS.has(id) || entry === undefined) return Buffer.alloc(0);
+      return typeof entry === 'string' ? Buffer.from(entry, 'utf8') : Buffer.from(entry);
     });
-    this.byteOffsets[vocabulary.length] = total;
-    this.byteData = new Uint8Array(total);
+    this.byteData = Buffer.concat(bytes);
     bytes.forEach((token, index) => {
-      this.byteData.set(token, this.byteOffsets[index]);
+      this.byteOffsets[index + 1] = this.byteOffsets[index] + token.length;
     });
   }
 }

@@ -27,16 +27,10 @@ class GrowableUint32 {
   }
 }
 
-interface LevelCounts {
-  nodeTokens: GrowableUint32;
-  continuationOffsets: GrowableUint32;
-  continuationTokens: GrowableUint32;
-  continuationCounts: GrowableUint32;
-  childOffsets: GrowableUint32;
-}
+type LevelCounts = Record<'nodeTokens' | 'continuationOffsets' | 'continuationTokens' | 'continuationCounts' | 'childOffsets', GrowableUint32>;
 
 /** Modified Kneser-Ney discounts for counts 1, 2 and 3+ (index 0 unused), from the count-of-counts. */
-export function modifiedKneserNeyDiscounts(counts: Uint32Array): Float64Array {
+function modifiedKneserNeyDiscounts(counts: Uint32Array): Float64Array {
   const countOfCounts = [0, 0, 0, 0, 0];
   for (const count of counts) if (count <= 4) countOfCounts[count]++;
   const [, n1, n2, n3, n4] = countOfCounts;
@@ -79,10 +73,7 @@ function radixSortPositions(tokens: Uint16Array, positions: Uint32Array, order: 
   return source;
 }
 
-/**
- * @param stream cl100k ids, starting with order − 1 end-of-text tokens of padding
- * @param order 3 (trigram) or 4 (4-gram)
- */
+/** The model of `order` over `stream`: cl100k ids that start with order − 1 end-of-text tokens of padding. */
 export function trainLocalModel(stream: Int32Array, order: number): LocalModelData {
   const vocabulary = Int32Array.from(new Set(stream)).sort();
   if (vocabulary[vocabulary.length - 1] !== END_OF_TEXT_TOKEN) throw new Error('The corpus stream must contain end-of-text tokens.');
@@ -117,27 +108,24 @@ export function trainLocalModel(stream: Int32Array, order: number): LocalModelDa
   const scratchTouchedCount = new Uint32Array(contextLength);
   const unigramCounts = scratchCounts[0];
 
-  const digit = (position: number, back: number): number => (back === 0 ? tokens[position] : tokens[position - back]);
+  /** The token `back` positions before `position` (0: the continuation itself). */
+  const digit = (position: number, back: number): number => tokens[position - back];
+  /** Counts `token` once more at the node being built for context length `level` (0: the unigram). */
   const countContinuation = (level: number, token: number): void => {
-    // level: context length whose node receives the count (0 = unigram)
     const counts = scratchCounts[level];
     if (counts[token]++ === 0) scratchTouched[level][scratchTouchedCount[level]++] = token;
   };
-  const openNode = (length: number, token: number): void => {
+  /** Starts a node of `length` whose continuations and children begin at the lists' current ends. */
+  const pushNode = (length: number): void => {
     const level = levels[length - 1];
-    if (length === 1) {
-      // Level 1 is dense: give every skipped vocabulary index an empty node.
-      while (level.continuationOffsets.length < token) openEmptyLevelOneNode();
-    } else {
-      level.nodeTokens.push(token);
-    }
     level.continuationOffsets.push(level.continuationTokens.length);
     if (length < contextLength) level.childOffsets.push(levels[length].continuationOffsets.length);
   };
-  const openEmptyLevelOneNode = (): void => {
-    const level = levels[0];
-    level.continuationOffsets.push(level.continuationTokens.length);
-    if (contextLength > 1) level.childOffsets.push(levels[1].continuationOffsets.length);
+  const openNode = (length: number, token: number): void => {
+    // Level 1 is dense: every skipped vocabulary index gets an empty node.
+    if (length === 1) while (levels[0].continuationOffsets.length < token) pushNode(1);
+    else levels[length - 1].nodeTokens.push(token);
+    pushNode(length);
   };
   const closeNode = (length: number): void => {
     if (length === contextLength) return; // top-level entries are written run by run
@@ -154,6 +142,14 @@ export function trainLocalModel(stream: Int32Array, order: number): LocalModelDa
   };
 
   let runLength = 0;
+  /** Writes the run of positions that ends at `position` (same context, same continuation) as a top-level entry. */
+  const writeRun = (position: number): void => {
+    const top = levels[contextLength - 1];
+    top.continuationTokens.push(tokens[position]);
+    top.continuationCounts.push(runLength);
+    countContinuation(contextLength - 1, tokens[position]);
+    runLength = 0;
+  };
   for (let index = 0; index < sorted.length; index++) {
     const position = sorted[index];
     let differs = 1; // first differing digit: 1 … contextLength for context, order for the continuation, order + 1 for none
@@ -161,24 +157,15 @@ export function trainLocalModel(stream: Int32Array, order: number): LocalModelDa
       const previous = sorted[index - 1];
       while (differs <= contextLength && digit(previous, differs) === digit(position, differs)) differs++;
       if (differs > contextLength && tokens[previous] === tokens[position]) differs = order + 1;
-      if (differs <= order) {
-        const top = levels[contextLength - 1];
-        top.continuationTokens.push(tokens[previous]);
-        top.continuationCounts.push(runLength);
-        countContinuation(contextLength - 1, tokens[previous]);
-        runLength = 0;
-      }
+      if (differs <= order) writeRun(previous);
       for (let length = contextLength; length >= differs; length--) closeNode(length);
     }
     for (let length = differs; length <= contextLength; length++) openNode(length, digit(position, length));
     runLength++;
   }
-  const lastPosition = sorted[sorted.length - 1];
-  levels[contextLength - 1].continuationTokens.push(tokens[lastPosition]);
-  levels[contextLength - 1].continuationCounts.push(runLength);
-  countContinuation(contextLength - 1, tokens[lastPosition]);
+  writeRun(sorted[sorted.length - 1]);
   for (let length = contextLength; length >= 1; length--) closeNode(length);
-  while (levels[0].continuationOffsets.length < vocabularySize) openEmptyLevelOneNode();
+  while (levels[0].continuationOffsets.length < vocabularySize) pushNode(1);
   // Close each level's child ranges with the next level's node count (before offsets get their own sentinel).
   for (let length = 1; length < contextLength; length++) levels[length - 1].childOffsets.push(levels[length].continuationOffsets.length);
 
@@ -204,7 +191,6 @@ function finishLevel(counts: LevelCounts, length: number): LocalModelLevel {
       probabilities[entry] = Math.max(count - discounts[Math.min(count, 3)], 0) / total;
     }
   }
-  const childOffsets = counts.childOffsets.toArray();
   return {
     length,
     nodeCount,
@@ -212,7 +198,7 @@ function finishLevel(counts: LevelCounts, length: number): LocalModelLevel {
     continuationOffsets,
     continuationTokens: Uint16Array.from(counts.continuationTokens.toArray()),
     continuationProbabilities: probabilities,
-    childOffsets,
+    childOffsets: counts.childOffsets.toArray(),
   };
 }
 

@@ -1,8 +1,7 @@
 /**
- * Holds back byte-fragment tokens until they form whole UTF-8 characters, so a text delta never
- * carries half a character. A run of fragments that can never complete (an orphan continuation
- * byte, say) is released after a few tokens, decoded with replacement characters, exactly as
- * decoding the token ids would.
+ * Holds byte-fragment tokens back until they form whole UTF-8 characters, so a text delta never
+ * carries half a character; a run that can never complete is released after a few tokens, with
+ * replacement characters.
  */
 import type { LocalTokenTexts } from './token-text.js';
 
@@ -16,14 +15,7 @@ export class LocalUtf8Assembler {
 
   constructor(private readonly texts: LocalTokenTexts) {}
 
-  get holding(): boolean {
-    return this.pendingTokens > 0;
-  }
-
-  /**
-   * Adds a token (index `token` of `texts`, by default the vocabulary's); returns the text it
-   * completes, or null while a character is still incomplete.
-   */
+  /** Adds token `token` of `texts` (the vocabulary's by default); returns the text it completes, or null while a character is incomplete. */
   push(token: number, texts: LocalTokenTexts = this.texts): string | null {
     if (this.pendingTokens === 0 && texts.complete[token]) return texts.strings[token];
     const { byteData, byteOffsets } = texts;
@@ -33,8 +25,9 @@ export class LocalUtf8Assembler {
     return this.flush();
   }
 
-  /** Releases whatever is held (at the end of generation). */
-  flush(): string {
+  /** Releases whatever is held (at the end of generation); null when nothing is. */
+  flush(): string | null {
+    if (this.pendingTokens === 0) return null;
     const text = decoder.decode(Uint8Array.from(this.pending));
     this.pending = [];
     this.pendingTokens = 0;

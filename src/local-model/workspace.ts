@@ -1,32 +1,29 @@
 /**
- * Scratch memory for generating one choice: dense arrays over the sampler's indexes (the model's
- * vocabulary, then room for the ids outside it that logit_bias lifts; see logit-bias.ts), reused
- * step after step so a token costs no allocation. Concurrent requests each borrow their own
- * workspace from a small pool.
+ * Scratch memory for generating one choice: dense arrays over the sampler's indexes (logit-bias.ts),
+ * reused step after step so a token costs no allocation. Each sequence borrows one from a pool.
  */
 export class LocalWorkspace {
-  /** Sparse probability mass of the touched tokens (valid where `stamps[token]` is the current stamp). */
+  /** Probability mass of the touched tokens (valid where `stamps[token]` is the current stamp, so nothing is cleared per step). */
   readonly mass: Float64Array;
-  /** Per token, the step that last touched it; comparing stamps avoids clearing `mass` each step. */
   readonly stamps: Int32Array;
   /** The tokens touched in the current step, `touchedCount` of them. */
   readonly touched: Int32Array;
   touchedCount = 0;
-  /** Per-token sampling weight of the current step (valid for touched tokens). */
+  /** Sampling weight of the touched tokens in the current step. */
   readonly weights: Float64Array;
-  /** Logit adjustment per token: logit bias minus the presence/frequency penalties. */
+  /**
+   * Logit adjustment (bias minus penalties) where `adjusted` is 1; `adjustedTokens` lists those. Pooled: 90 KiB of ArrayBuffer
+   * per choice is external memory V8 counts towards its next full GC, which then ran every ~100 ms under load.
+   */
   readonly adjustments: Float64Array;
-  /** 1 where `adjustments` is in use for this choice. */
   readonly adjusted: Uint8Array;
-  /** The tokens marked in `adjusted`, in marking order (the sampler keeps their count). */
   readonly adjustedTokens: Int32Array;
   /** Times each token was generated in this choice (for the penalties). */
   readonly generatedCounts: Int32Array;
-  /** B of the touched tokens in a prepared step (see step.ts). */
+  /** B of the touched tokens in a prepared step, and their level-1 entry (−1 when absent); see step.ts. */
   readonly base: Float64Array;
-  /** Level-1 entry of the touched tokens in a prepared step, −1 when the previous token's list lacks them. */
   readonly baseEntry: Int32Array;
-  /** Max-heap of token ids for top_p, and the nucleus being built, sized to the vocabulary. */
+  /** Max-heap of token ids for top_p, and the nucleus being built. */
   readonly heap: Int32Array;
   readonly nucleusTokens: Int32Array;
   readonly nucleusWeights: Float64Array;
@@ -69,14 +66,11 @@ export class LocalWorkspace {
   }
 }
 
-/** Keeps a few workspaces for reuse; beyond that, workspaces are created and dropped. */
+/** Keeps up to 32 workspaces for reuse; beyond that, workspaces are created and dropped. */
 export class LocalWorkspacePool {
   private readonly idle: LocalWorkspace[] = [];
 
-  constructor(
-    private readonly size: number,
-    private readonly keep = 32,
-  ) {}
+  constructor(private readonly size: number) {}
 
   acquire(): LocalWorkspace {
     return this.idle.pop() ?? new LocalWorkspace(this.size);
@@ -84,6 +78,6 @@ export class LocalWorkspacePool {
 
   /** The caller must have reset the per-choice arrays (adjustments, adjusted, generatedCounts). */
   release(workspace: LocalWorkspace): void {
-    if (this.idle.length < this.keep) this.idle.push(workspace);
+    if (this.idle.length < 32) this.idle.push(workspace);
   }
 }

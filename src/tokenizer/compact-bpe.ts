@@ -1,21 +1,14 @@
 /**
- * Token counts over a compact copy of a BPE rank table, for metering.
- *
- * gpt-tokenizer keeps its ranks as 100k–200k strings in a `Map` (plus a merge cache of up to
- * 100,000 entries); built inside a gateway under load, cl100k cost ~12 MiB of peak RSS, and every
- * stream a client cancels needs it for its estimate. Here a
- * table is one file of token bytes and their offsets (`npm run build` writes it from the library's
- * own ranks, scripts/build-token-ranks.js), read as it is, and an open-addressing hash of the ranks
- * over those bytes, all in typed arrays: ~2 MiB for cl100k, nothing for the garbage collector to walk.
- *
- * The text is split with the library's own pattern, and each piece is looked up whole, then merged
- * pair by pair, lowest rank first, as tiktoken and the library do. Special-token text such as
- * `<|endoftext|>` is ordinary text here (the gateway counts what a prompt holds; it never refuses).
- * `test/compact-bpe.test.ts` checks the tokens against the library's for generated text.
+ * Token counts for metering over a compact copy of a BPE rank table. gpt-tokenizer keeps its ranks
+ * as 100k–200k strings in a `Map` plus a merge cache (cl100k: ~12 MiB of peak RSS under load); here
+ * a table is one file of token bytes and offsets (scripts/build-token-ranks.js), with an
+ * open-addressing hash over them: ~2 MiB of typed arrays. Text is split with the library's pattern,
+ * each piece looked up whole, then merged pair by pair, lowest rank first, as tiktoken does;
+ * special-token text is ordinary text. `test/compact-bpe.test.ts` holds the tokens to the library's.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadBpeRanks, tokenTableFile, type EncodingName } from './bpe-ranks.js';
+import { type BpeRank, type EncodingName, loadBpeRanks, tokenTableFile } from './bpe-ranks.js';
 
 const require = createRequire(import.meta.url);
 /** Marks a hash slot as empty; a full slot holds its rank + 1. */
@@ -23,11 +16,8 @@ const EMPTY = 0;
 /** A pair that is no token: ranks are below 2^31. */
 const NO_RANK = 0x7fffffff;
 
-/**
- * The table file's bytes: u32 count, u32 offsets[count + 1], then the tokens' bytes back to back
- * (little-endian), from ranks (a token's text, or its bytes when not valid UTF-8 alone).
- */
-export function writeCompactTable(ranks: readonly (string | readonly number[] | undefined)[]): Buffer {
+/** The table file: u32 count, u32 offsets[count + 1], then the tokens' bytes back to back (little-endian). */
+export function writeCompactTable(ranks: readonly (BpeRank | undefined)[]): Buffer {
   const tokens = ranks.map((rank) => (rank === undefined ? Buffer.alloc(0) : typeof rank === 'string' ? Buffer.from(rank, 'utf8') : Buffer.from(rank)));
   const header = Buffer.alloc(4 * (tokens.length + 2));
   header.writeUInt32LE(tokens.length, 0);
@@ -42,11 +32,7 @@ export function writeCompactTable(ranks: readonly (string | readonly number[] | 
 
 const cache = new Map<EncodingName, CompactEncoder>();
 
-/**
- * The encoding's compact encoder, loaded on first use. Without the table file (a build that skipped
- * the script) the table is made from the rank table in memory instead: the same counts, the
- * library's load cost once.
- */
+/** The encoding's compact encoder, loaded on first use (from the rank table when the build wrote no table file). */
 export function compactBpe(name: EncodingName): CompactEncoder {
   let bpe = cache.get(name);
   if (!bpe) {
@@ -136,23 +122,15 @@ export class CompactEncoder {
       const rank = entry - 1;
       const tokenStart = this.offsets[rank];
       if (this.offsets[rank + 1] - tokenStart === length) {
-        let same = true;
-        for (let index = 0; index < length; index++) {
-          if (this.bytes[tokenStart + index] !== bytes[start + index]) {
-            same = false;
-            break;
-          }
-        }
-        if (same) return rank;
+        let index = 0;
+        while (index < length && this.bytes[tokenStart + index] === bytes[start + index]) index++;
+        if (index === length) return rank;
       }
       slot = (slot + 1) & this.mask;
     }
   }
 
-  /**
-   * Byte-pair merge of one piece: start from single bytes and repeatedly join the adjacent pair with
-   * the lowest rank (the first such pair on a tie) until no adjacent pair is a token.
-   */
+  /** Byte-pair merge of one piece: from single bytes, join the adjacent pair of lowest rank (the first on a tie) while one is a token. */
   private merge(piece: Uint8Array, length: number, emit: (rank: number) => void): void {
     // starts[i] is where part i begins; ranks[i] the rank of parts i and i+1 joined.
     const starts: number[] = [];

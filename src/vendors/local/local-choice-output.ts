@@ -1,12 +1,8 @@
 /**
- * Turns one choice's generated text into text-delta parts: stop sequences are enforced by the
- * shared StopMatcher (nothing after a stop sequence, no partial stop sequence ever released), and
- * with logprobs every delta carries the entries of exactly the tokens whose text it contains.
- *
- * Text arrives in units: one token, or a few byte-fragment tokens that together form characters.
- * Released text is attributed to whole units; a unit is sent once all of its text is released.
- * When a stop sequence cuts a unit, the cut unit's text is what precedes the stop sequence, and a
- * single-token unit's logprob entry is cut the same way, so its `token` still matches the text.
+ * One choice's generated text as text-delta parts: nothing after a stop sequence and no partial
+ * stop sequence is ever sent (StopMatcher), and with logprobs each delta carries the entries of
+ * exactly the units (a token, or byte fragments that form characters) whose text it holds. A unit
+ * cut by a stop sequence keeps the text before it, and a one-token unit's entry is cut the same way.
  */
 import { StopMatcher } from '../shared/stop-matcher.js';
 import type { StreamPart, TokenLogprob } from '../types.js';
@@ -39,7 +35,7 @@ export class LocalChoiceOutput {
   push(text: string, entries: TokenLogprob[] | null): StreamPart | null {
     if (this.matcher.inactive) return this.delta(text, entries);
     const result = this.matcher.push(text);
-    if (!this.withLogprobs) return result.text.length > 0 ? this.delta(result.text, null) : null;
+    if (!this.withLogprobs) return this.delta(result.text, null);
     this.queue.push({ text, entries: entries ?? [] });
     this.available += result.text.length;
     return this.release(result.stopped);
@@ -49,7 +45,7 @@ export class LocalChoiceOutput {
   finish(): StreamPart | null {
     if (this.matcher.inactive || this.matcher.stopped) return null;
     const rest = this.matcher.flush();
-    if (!this.withLogprobs) return rest.length > 0 ? this.delta(rest, null) : null;
+    if (!this.withLogprobs) return this.delta(rest, null);
     this.available += rest.length;
     return this.release(true);
   }
@@ -75,7 +71,7 @@ export class LocalChoiceOutput {
       this.queue.length = 0;
       this.available = 0;
     }
-    return text.length > 0 ? this.delta(text, entries) : null;
+    return this.delta(text, entries);
   }
 
   private delta(text: string, entries: TokenLogprob[] | null): StreamPart | null {

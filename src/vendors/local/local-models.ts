@@ -1,26 +1,36 @@
 /**
- * The models the local vendor offers. There is one: `local/tollgate-small`, a 4-gram interpolated
- * Kneser-Ney language model over cl100k_base tokens, trained on the State of the Union addresses
- * since 1900. It needs no network and no key, so the gateway always has a working model (tests,
- * demos, benchmarks), and its token counts are exact because its vocabulary is the tokenizer's.
+ * The one model the local vendor offers: `local/tollgate-small`, a 4-gram Kneser-Ney model over
+ * cl100k_base trained on the State of the Union addresses since 1900: no network, no key, and token
+ * counts that are exact because its vocabulary is the tokenizer's.
  */
-import { countPromptTokens } from './local-prompt-tokens.js';
+import { encodePromptText } from '../../tokenizer/tokenizer.js';
 import type { ModelInfo } from '../types.js';
-import { LOCAL_VENDOR } from './local-request-check.js';
 
-export const LOCAL_MODEL_NAME = 'tollgate-small';
-/** An n-gram has no real limit; this bounds prompt + completion like a transformer's window would. */
-export const LOCAL_CONTEXT_WINDOW = 4096;
+export const LOCAL_VENDOR = 'local';
+const MODEL_NAME = 'tollgate-small';
+
+let lastText: string | null = null;
+let lastTokens: number[] = [];
+
+/** A prompt's token ids, remembered for one prompt: the pipeline counts a prompt, and `prepare` then needs its ids. */
+export function encodePrompt(text: string): number[] {
+  if (text !== lastText) {
+    lastTokens = encodePromptText(text);
+    lastText = text;
+  }
+  return lastTokens;
+}
 
 export function localModels(): ModelInfo[] {
   return [
     {
-      id: `${LOCAL_VENDOR}/${LOCAL_MODEL_NAME}`,
+      id: `${LOCAL_VENDOR}/${MODEL_NAME}`,
       vendor: LOCAL_VENDOR,
-      name: LOCAL_MODEL_NAME,
-      contextWindow: LOCAL_CONTEXT_WINDOW,
+      name: MODEL_NAME,
+      // An n-gram has no real limit; this bounds prompt + completion as a transformer's window would.
+      contextWindow: 4096,
       capabilities: { logprobs: true, nativeCompletions: true },
-      countTokens: countPromptTokens,
+      countTokens: (text) => (text.length === 0 ? 0 : encodePrompt(text).length),
       exactTokenizer: true,
     },
   ];

@@ -1,52 +1,40 @@
 /**
- * What the local vendor checks before generating, and the request turned into model terms
- * (prompt token ids, sampling settings over the model's vocabulary). The result is remembered per
- * request object, so `prepare` and `stream` tokenize a prompt once.
+ * What the local vendor checks before generating, and the request in model terms: prompt token ids
+ * and sampling settings over the model's vocabulary. The context window is checked for every vendor
+ * by the pipeline (completions/check-context-window.ts).
  */
 import { invalidRequest, unsupportedParameter } from '../../errors/gateway-error.js';
-import { decodeTokens } from '../../tokenizer/tokenizer.js';
-import { encodePrompt } from './local-prompt-tokens.js';
-import type { GenerationRequest, ModelInfo } from '../types.js';
 import { MAX_OUTSIDE_TOKENS, resolveLogitBias } from '../../local-model/logit-bias.js';
 import type { LocalNgramModel } from '../../local-model/ngram-model.js';
 import type { LocalSamplingSettings } from '../../local-model/sampler.js';
 import { isKnownToken, LAST_ORDINARY_TOKEN, SPECIAL_TOKEN_IDS } from '../../local-model/token-text.js';
-
-export const LOCAL_VENDOR = 'local';
-
-export interface LocalPrompt {
-  /** cl100k ids the model conditions on (and that usage counts). */
-  tokens: number[];
-  /** The text echoed back: the prompt string, or the decoded token array. */
-  text: string;
-}
+import { decodeTokens } from '../../tokenizer/tokenizer.js';
+import type { GenerationRequest, ModelInfo } from '../types.js';
+import { encodePrompt, LOCAL_VENDOR } from './local-models.js';
 
 export interface LocalCheckedRequest {
-  prompts: LocalPrompt[];
+  /** Per prompt: the cl100k ids the model conditions on (and usage counts), and the text echo returns. */
+  prompts: Array<{ tokens: number[]; text: string }>;
   sampling: LocalSamplingSettings;
 }
 
 export function checkLocalRequest(request: GenerationRequest, model: ModelInfo, ngram: LocalNgramModel): LocalCheckedRequest {
-  // Fill-in-the-middle needs a model that can condition on text to the right of the insertion
-  // point; an n-gram only sees the tokens before it, so a suffix is refused, never ignored.
-  // An empty suffix asks for nothing beyond an ordinary completion and is accepted.
+  // An n-gram sees only the tokens before the insertion point, so a suffix is refused, never ignored.
   if (request.suffix !== null && request.suffix.length > 0) {
     throw unsupportedParameter('suffix', LOCAL_VENDOR, 'the local n-gram model only continues text and cannot condition on a suffix (fill-in-the-middle)');
   }
-  const prompts = request.prompts.map((prompt, index): LocalPrompt => {
+  const prompts = request.prompts.map((prompt, index) => {
     if (prompt.kind === 'text') return { tokens: encodePrompt(prompt.text), text: prompt.text };
-    for (const id of prompt.tokens) {
-      if (!isKnownToken(id)) {
-        throw invalidRequest(
-          `Prompt ${index} contains ${String(id)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, or a special token: ${SPECIAL_TOKEN_IDS.join(', ')}).`,
-          'prompt',
-          'invalid_token',
-        );
-      }
+    const unknown = prompt.tokens.find((id) => !isKnownToken(id));
+    if (unknown !== undefined) {
+      throw invalidRequest(
+        `Prompt ${index} contains ${String(unknown)}, which is not a cl100k_base token id (0–${LAST_ORDINARY_TOKEN}, or a special token: ${SPECIAL_TOKEN_IDS.join(', ')}).`,
+        'prompt',
+        'invalid_token',
+      );
     }
     return { tokens: prompt.tokens, text: decodeTokens(prompt.tokens) };
   });
-  // The context window is checked once for every vendor by the pipeline (completions/check-context-window.ts).
   return { prompts, sampling: samplingSettings(request, model, ngram) };
 }
 
