@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { loadBpeRanks } from '../src/tokenizer/bpe-ranks.js';
-import { countTokens } from '../src/tokenizer/tokenizer.js';
+import { cl100kRanks, countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
 import { openaiExactCounter } from '../src/vendors/openai/openai-tokenizers.js';
 
 const require = createRequire(import.meta.url);
@@ -43,4 +43,14 @@ test('o200k counts (gpt-4o family) match the library, and special-token text cou
   assert.throws(() => library.encode(withSpecial));
   assert.equal(count(withSpecial), library.encode(withSpecial, { allowedSpecial: new Set(), disallowedSpecial: new Set() }).length);
   assert.ok(count(withSpecial) > 3);
+});
+
+test('a token prompt that ends inside a character decodes to U+FFFD, and nothing of it reaches the next decode', () => {
+  // cl100k_base holds every byte as a token; 0xC3 alone starts a two-byte character (é is C3 A9).
+  const leadByte = cl100kRanks().findIndex((rank) => typeof rank !== 'string' && rank.length === 1 && rank[0] === 0xc3);
+  assert.ok(leadByte >= 0);
+  assert.equal(decodeTokens([...encodeText('caf'), leadByte]), 'caf\ufffd');
+  assert.equal(decodeTokens(encodeText('abc')), 'abc');
+  assert.equal(decodeTokens([leadByte, ...encodeText('\u00a9')]), '\ufffd\u00a9');
+  assert.equal(decodeTokens(encodeText('naïve café')), 'naïve café');
 });

@@ -3,15 +3,7 @@
  * text; a byte fragment (part of a character) is spelled as OpenAI spells it in logprobs,
  * `bytes:\xe2\x80`, and its bytes wait for the rest of the character before any text is released.
  */
-import { cl100kRanks, END_OF_TEXT, END_OF_TEXT_TOKEN } from '../tokenizer/tokenizer.js';
-
-const SPECIAL_TOKENS = new Map<number, string>([
-  [END_OF_TEXT_TOKEN, END_OF_TEXT],
-  [100258, '<|fim_prefix|>'],
-  [100259, '<|fim_middle|>'],
-  [100260, '<|fim_suffix|>'],
-  [100276, '<|endofprompt|>'],
-]);
+import { cl100kRanks, SPECIAL_TOKENS } from '../tokenizer/tokenizer.js';
 
 /** Ids of cl100k_base's special tokens, ascending. */
 export const SPECIAL_TOKEN_IDS: readonly number[] = [...SPECIAL_TOKENS.keys()];

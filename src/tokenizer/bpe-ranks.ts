@@ -26,11 +26,3 @@ export function loadBpeRanks(name: EncodingName): readonly BpeRank[] {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as BpeRank[];
   return (require(`gpt-tokenizer/cjs/bpeRanks/${name}`) as { default: readonly BpeRank[] }).default;
 }
-
-/** gpt-tokenizer's decoder for `name`, over `ranks` (the same array the caller may read too). */
-export function createBpeDecoder(name: EncodingName, ranks: readonly BpeRank[]): (tokens: number[]) => string {
-  const { GptEncoding } = require('gpt-tokenizer/cjs/GptEncoding') as {
-    GptEncoding: { getEncodingApi(name: string, getRanks: () => readonly BpeRank[]): { decode(tokens: number[]): string } };
-  };
-  return GptEncoding.getEncodingApi(name, () => ranks).decode;
-}
