@@ -7,12 +7,12 @@
 import type { Config } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
 import { createModelCatalogue } from '../shared/model-catalogue.js';
-import { parseVendorConfig } from '../shared/parse-vendor-config.js';
 import { int64SeedRange } from '../shared/seed-range.js';
-import { envPrefixFor, resolveEndpoint } from '../shared/vendor-endpoint.js';
+import { resolveEndpoint } from '../shared/vendor-endpoint.js';
+import { parseVendorConfig, vendorSliceSchema, type VendorSlice } from '../shared/vendor-slice.js';
 import type { VendorAdapter } from '../types.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
-import { declaredSliceSchema, presetSliceSchema, type DeclaredSlice, type PresetSlice } from './openai-compatible-config.js';
+import { declaredSliceSchema, type DeclaredSlice } from './openai-compatible-config.js';
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
 import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -47,8 +47,7 @@ export function createOpenAICompatibleAdapters(config: Config, reserved: Readonl
 
 /** The adapter for one built-in preset, or the hint saying which variable enables it. */
 export function createPresetAdapter(config: Config, preset: OpenAICompatiblePreset): VendorAdapter | string {
-  const slice = parseVendorConfig(preset.name, presetSliceSchema, config.vendors[preset.name]);
-  return build(config, preset, slice, undefined);
+  return build(config, preset, parseVendorConfig(preset.name, vendorSliceSchema, config.vendors[preset.name]), undefined);
 }
 
 function record(result: VendorAdapter | string, name: string, adapters: VendorAdapter[], disabled: Map<string, string>): void {
@@ -56,7 +55,7 @@ function record(result: VendorAdapter | string, name: string, adapters: VendorAd
   else adapters.push(result);
 }
 
-function build(config: Config, preset: OpenAICompatiblePreset, slice: PresetSlice, keyVariable: string | undefined): VendorAdapter | string {
+function build(config: Config, preset: OpenAICompatiblePreset, slice: VendorSlice, keyVariable: string | undefined): VendorAdapter | string {
   const endpoint = resolveEndpoint({
     vendor: preset.name,
     vendorEnv: config.vendorEnv,
@@ -67,11 +66,9 @@ function build(config: Config, preset: OpenAICompatiblePreset, slice: PresetSlic
     keyRequired: preset.keyRequired,
   });
   if (!endpoint.offered) return endpoint.hint;
-  const catalogue = createModelCatalogue(preset.name, preset.models, slice.models, {
-    contextWindow: slice.unlistedContextWindow,
+  const catalogue = createModelCatalogue(preset.name, preset.models, slice, {
     nativeCompletions: preset.defaultMode === 'native',
     logprobs: preset.defaultMode === 'native' && preset.native.logprobs,
-    allowUnlisted: slice.allowUnlistedModels,
     exactCounterFor: preset.exactCounterFor,
   });
   return createOpenAICompatibleAdapter({
@@ -90,7 +87,8 @@ function declaredPreset(name: string, slice: DeclaredSlice): OpenAICompatiblePre
   for (const param of slice.unsupported) unsupported[param] = `the operator declared that '${name}' does not support it`;
   return {
     name,
-    envPrefix: envPrefixFor(name),
+    // `my-server` → MY_SERVER_API_KEY, MY_SERVER_BASE_URL.
+    envPrefix: name.toUpperCase().replace(/[^A-Z0-9]+/g, '_'),
     defaultBaseUrl: null,
     // A declared server needs a key only when the operator names the variable holding it.
     keyRequired: slice.apiKeyEnv !== undefined,

@@ -1,5 +1,5 @@
 /** Request bodies in the OpenAI wire format, shaped by what the preset says the server takes, as JSON text. */
-import type { CallGroup, GenerationPlanDetail } from '../shared/plan-generation.js';
+import { promptText, type CallGroup, type GenerationPlanDetail } from '../shared/plan-generation.js';
 import type { GenerationRequest, PromptInput } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -22,10 +22,9 @@ export function completionsBody(preset: OpenAICompatiblePreset, request: Generat
 }
 
 export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
-  const prompt = request.prompts[group.promptIndexes[0]];
   const body = modelField(preset, request);
   // One prompt, one conversation: the prompt is the user turn.
-  body.messages = [{ role: 'user', content: prompt.kind === 'text' ? prompt.text : '' }];
+  body.messages = [{ role: 'user', content: promptText(request.prompts[group.promptIndexes[0]]) }];
   body[preset.chatMaxTokensField] = request.maxTokens;
   if (preset.chatN && group.n > 1) body.n = group.n;
   addSampling(request, plan, body);

@@ -3,23 +3,8 @@
  * any other name with `kind: openai-compatible` declares a new server.
  */
 import { z } from 'zod';
-import { vendorSliceSchema, vendorSliceShape } from '../shared/vendor-slice.js';
-
-const requestParams = [
-  'best_of',
-  'logprobs',
-  'logit_bias',
-  'suffix',
-  'seed',
-  'presence_penalty',
-  'frequency_penalty',
-  'user',
-  'echo',
-  'temperature',
-  'top_p',
-] as const;
-
-export const presetSliceSchema = vendorSliceSchema;
+import { requestParams } from '../shared/refusals.js';
+import { vendorSliceShape } from '../shared/vendor-slice.js';
 
 export const declaredSliceSchema = z
   .object({
@@ -53,12 +38,11 @@ export const declaredSliceSchema = z
       .strict()
       .default({ promptList: false, n: false, echo: false, logprobs: false, tokenPrompts: false, bestOf: false, suffix: false, chatN: false }),
     /** Parameters the server does not take; requests using them get a 400. */
-    unsupported: z.array(z.enum(requestParams)).default([]),
+    unsupported: z.array(z.enum(requestParams).exclude(['prompt'])).default([]),
     /** `always` for servers that send stream usage unasked and reject stream_options. */
     streamUsage: z.enum(['stream_options', 'always']).default('stream_options'),
     seedField: z.enum(['seed', 'random_seed']).default('seed'),
   })
   .strict();
 
-export type PresetSlice = z.infer<typeof presetSliceSchema>;
 export type DeclaredSlice = z.infer<typeof declaredSliceSchema>;

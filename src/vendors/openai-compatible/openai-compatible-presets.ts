@@ -3,6 +3,7 @@
  * the server documents it; what is not claimed is emulated or refused, never silently dropped.
  * OpenAI itself is a preset too (`openai/openai-preset.ts`).
  */
+import { catalogueEntries } from '../shared/model-catalogue.js';
 import { int64SeedRange, nonNegativeInt32SeedRange } from '../shared/seed-range.js';
 import { conservativeNativeFeatures, fullNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -105,10 +106,7 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     native: { ...conservativeNativeFeatures, nativeEcho: true, logprobs: true, suffix: true },
     chatN: false,
     unsupported: { seed: 'DeepSeek has no seed', logit_bias: 'DeepSeek has no logit_bias', user: noUser },
-    models: [
-      { name: 'deepseek-chat', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-      { name: 'deepseek-reasoner', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-    ],
+    models: catalogueEntries(131_072, ['deepseek-chat', 'deepseek-reasoner']),
   },
   {
     ...common,
@@ -120,10 +118,7 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     native: conservativeNativeFeatures,
     chatN: false,
     unsupported: { logit_bias: 'Groq has no logit_bias' },
-    models: [
-      { name: 'llama-3.3-70b-versatile', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-      { name: 'llama-3.1-8b-instant', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-    ],
+    models: catalogueEntries(131_072, ['llama-3.3-70b-versatile', 'llama-3.1-8b-instant']),
   },
   {
     ...common,
@@ -140,11 +135,7 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     // Mistral sends usage on the last chunk unasked and rejects unknown fields such as stream_options.
     streamUsage: 'always',
     unsupported: { logit_bias: 'Mistral has no logit_bias', user: noUser },
-    models: [
-      { name: 'mistral-large-latest', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-      { name: 'mistral-small-latest', contextWindow: 131_072, nativeCompletions: false, logprobs: false },
-      { name: 'codestral-latest', contextWindow: 262_144, nativeCompletions: false, logprobs: false },
-    ],
+    models: [...catalogueEntries(131_072, ['mistral-large-latest', 'mistral-small-latest']), ...catalogueEntries(262_144, ['codestral-latest'])],
   },
   {
     ...common,

@@ -40,8 +40,3 @@ export function resolveEndpoint(input: EndpointInput): Endpoint {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${baseVariable}: '${baseUrl}' must be http or https`);
   return { offered: true, baseUrl, apiKey, keyVariable, apiVersion: input.vendorEnv[`${input.envPrefix}_API_VERSION`] ?? null };
 }
-
-/** `my-server` → `MY_SERVER`, the prefix of an operator-declared vendor's variables. */
-export function envPrefixFor(vendor: string): string {
-  return vendor.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-}

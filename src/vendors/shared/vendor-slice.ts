@@ -1,7 +1,19 @@
-/** The config-file slice every vendor accepts: transport settings, base URL and models. */
+/** The config-file slice every vendor accepts (transport settings, base URL and models), and its validation. */
 import { z } from 'zod';
-import { modelDeclarationSchema } from './model-catalogue.js';
+import { ConfigError } from '../../config/config.js';
 import { transportOptionsShape } from './transport-options.js';
+
+const modelDeclarationSchema = z
+  .object({
+    name: z.string().min(1).max(256),
+    /** Maximum prompt + completion tokens. */
+    contextWindow: z.number().int().positive().optional(),
+    /** Whether this model has the native completions endpoint or only chat. */
+    completions: z.enum(['native', 'chat']).optional(),
+    /** Whether the model can return logprobs (native completions only). */
+    logprobs: z.boolean().optional(),
+  })
+  .strict();
 
 export const vendorSliceShape = {
   ...transportOptionsShape,
@@ -18,3 +30,14 @@ export const vendorSliceShape = {
 export const vendorSliceSchema = z.object(vendorSliceShape).strict();
 
 export type VendorSlice = z.infer<typeof vendorSliceSchema>;
+
+/** Validates one vendor's config slice; a typo in the config file stops the start with its path. */
+export function parseVendorConfig<Schema extends z.ZodType>(vendor: string, schema: Schema, slice: unknown): z.infer<Schema> {
+  const parsed = schema.safeParse(slice ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue.path.length ? `.${issue.path.join('.')}` : '';
+    throw new ConfigError(`TOLLGATE_CONFIG: vendors.${vendor}${path}: ${issue.message}`);
+  }
+  return parsed.data;
+}
