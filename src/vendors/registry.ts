@@ -7,6 +7,20 @@ export interface ResolvedModel {
   model: ModelInfo;
 }
 
+/** What the vendor factories built. */
+export interface CreatedAdapters {
+  /** The vendors offered. */
+  adapters: VendorAdapter[];
+  /** Vendors known but not configured → the message saying which variable enables them. */
+  disabled: Map<string, string>;
+}
+
+/** Records what one vendor's factory returned: its adapter, or the message saying how to enable it. */
+export function addCreated(created: CreatedAdapters, name: string, result: VendorAdapter | string): void {
+  if (typeof result === 'string') created.disabled.set(name, result);
+  else created.adapters.push(result);
+}
+
 export interface VendorRegistry {
   /** Throws 400 for a malformed model string and 404 model_not_found for an unknown vendor or model. */
   resolve(model: string): ResolvedModel;

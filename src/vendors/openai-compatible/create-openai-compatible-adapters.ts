@@ -10,28 +10,24 @@ import { createModelCatalogue } from '../shared/model-catalogue.js';
 import { int64SeedRange } from '../shared/seed-range.js';
 import { resolveEndpoint } from '../shared/vendor-endpoint.js';
 import { parseVendorConfig, vendorSliceSchema, type VendorSlice } from '../shared/vendor-slice.js';
+import { addCreated, type CreatedAdapters } from '../registry.js';
 import type { VendorAdapter } from '../types.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
 import { declaredSliceSchema, type DeclaredSlice } from './openai-compatible-config.js';
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
 import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
-/** What `createOpenAICompatibleAdapters` built. */
-export interface CreatedOpenAICompatible {
-  /** The vendors offered. */
-  adapters: VendorAdapter[];
-  /** Vendors not offered → the message saying which variable enables them. */
-  disabled: Map<string, string>;
-}
-
-/** @param reserved vendor names owned by other adapters (their slices are not ours to read) */
-export function createOpenAICompatibleAdapters(config: Config, reserved: ReadonlySet<string>): CreatedOpenAICompatible {
-  const adapters: VendorAdapter[] = [];
-  const disabled = new Map<string, string>();
+/**
+ * @param reserved vendor names owned by other adapters (their slices are not ours to read)
+ * @param created where to add the vendors (returned)
+ */
+export function createOpenAICompatibleAdapters(
+  config: Config,
+  reserved: ReadonlySet<string>,
+  created: CreatedAdapters = { adapters: [], disabled: new Map() },
+): CreatedAdapters {
   const presetNames = new Set(openaiCompatiblePresets.map((preset) => preset.name));
-  for (const preset of openaiCompatiblePresets) {
-    record(createPresetAdapter(config, preset), preset.name, adapters, disabled);
-  }
+  for (const preset of openaiCompatiblePresets) addCreated(created, preset.name, createPresetAdapter(config, preset));
   for (const [name, raw] of Object.entries(config.vendors)) {
     if (presetNames.has(name) || reserved.has(name)) continue;
     if (raw.kind !== 'openai-compatible') {
@@ -40,19 +36,14 @@ export function createOpenAICompatibleAdapters(config: Config, reserved: Readonl
     if (!/^[a-z0-9][a-z0-9._-]*$/.test(name))
       throw new ConfigError(`TOLLGATE_CONFIG: vendors.${name}: vendor names are lower-case letters, digits, '.', '_' or '-'`);
     const slice = parseVendorConfig(name, declaredSliceSchema, raw);
-    record(build(config, declaredPreset(name, slice), slice, slice.apiKeyEnv), name, adapters, disabled);
+    addCreated(created, name, build(config, declaredPreset(name, slice), slice, slice.apiKeyEnv));
   }
-  return { adapters, disabled };
+  return created;
 }
 
 /** The adapter for one built-in preset, or the hint saying which variable enables it. */
 export function createPresetAdapter(config: Config, preset: OpenAICompatiblePreset): VendorAdapter | string {
   return build(config, preset, parseVendorConfig(preset.name, vendorSliceSchema, config.vendors[preset.name]), undefined);
-}
-
-function record(result: VendorAdapter | string, name: string, adapters: VendorAdapter[], disabled: Map<string, string>): void {
-  if (typeof result === 'string') disabled.set(name, result);
-  else adapters.push(result);
 }
 
 function build(config: Config, preset: OpenAICompatiblePreset, slice: VendorSlice, keyVariable: string | undefined): VendorAdapter | string {
