@@ -54,7 +54,6 @@ export interface OpenAICompatiblePreset {
   /** `stream_options`: ask with include_usage; `always`: the server sends usage unasked (and may reject the option). */
   streamUsage: 'stream_options' | 'always';
   models: CatalogueEntry[];
-  defaultApiVersion?: string;
   /** Exact token counter for a model name, when the gateway has that model's tokenizer. */
   exactCounterFor?(name: string): ((text: string) => number) | null;
 }

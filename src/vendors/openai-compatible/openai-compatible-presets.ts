@@ -36,7 +36,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     native: { ...fullNativeFeatures, suffix: false },
     chatN: true,
     unsupported: { suffix: 'Azure OpenAI completions deployments have no insertion mode' },
-    defaultApiVersion: '2024-10-21',
   },
   {
     ...common,

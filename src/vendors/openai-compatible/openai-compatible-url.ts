@@ -1,4 +1,4 @@
-/** Where a call goes: `{base}{path}`, or Azure's deployment URL with its api-version. */
+/** Where a call goes: `{base}{path}`, or Azure's deployment URL with its api-version (AZURE_OPENAI_API_VERSION, else 2024-10-21). */
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
 export function openaiCompatibleUrl(preset: OpenAICompatiblePreset, baseUrl: string, mode: 'native' | 'chat', model: string, apiVersion: string | null): URL {
@@ -6,7 +6,7 @@ export function openaiCompatibleUrl(preset: OpenAICompatiblePreset, baseUrl: str
   if (preset.urlStyle === 'azure') {
     const operation = mode === 'native' ? 'completions' : 'chat/completions';
     const url = new URL(`${base}/openai/deployments/${encodeURIComponent(model)}/${operation}`);
-    url.searchParams.set('api-version', apiVersion ?? preset.defaultApiVersion ?? '2024-10-21');
+    url.searchParams.set('api-version', apiVersion ?? '2024-10-21');
     return url;
   }
   const path = mode === 'native' ? preset.paths.native : preset.paths.chat;

@@ -3,12 +3,9 @@
  * emulates. Each prompt is its own conversation on vendors without prompt lists (never one
  * multi-message chat); `n` becomes n parallel calls where the vendor lacks it; stop sequences the
  * vendor cannot take are enforced by the gateway; echo is prepended by the gateway where the vendor
- * cannot echo; each call's seed is mapped into the vendor's seed range (see seed-range.ts).
- *
- * `max_tokens: 0` on a vendor that cannot take it (chat APIs want at least one token, or read 0
- * as "the default") is answered by the gateway without calling: every choice is empty (the
- * prompt, with echo) with finish_reason "length", and usage is an exact zero, since the vendor
- * billed nothing. It is listed as emulated `max_tokens`.
+ * cannot echo; each call's seed is mapped into the vendor's seed range (see seed-range.ts); and
+ * `max_tokens: 0`, where the vendor cannot take it (chat APIs want at least one token, or read 0 as
+ * "the default"), is answered by the gateway without a call (empty-answer-call.ts).
  */
 import type { GenerationRequest, PromptInput } from '../types.js';
 import { seedInRange, type SeedRange } from './seed-range.js';
