@@ -7,7 +7,6 @@
 import type { Config } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
 import { createModelCatalogue } from '../shared/model-catalogue.js';
-import { int64SeedRange } from '../shared/seed-range.js';
 import { resolveEndpoint } from '../shared/vendor-endpoint.js';
 import { parseVendorConfig, vendorSliceSchema, type VendorSlice } from '../shared/vendor-slice.js';
 import { addCreated, type CreatedAdapters } from '../registry.js';
@@ -15,7 +14,7 @@ import type { VendorAdapter } from '../types.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
 import { declaredSliceSchema, type DeclaredSlice } from './openai-compatible-config.js';
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
-import { conservativeNativeFeatures, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
+import { presetDefaults, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
 /**
  * @param reserved vendor names owned by other adapters (their slices are not ours to read)
@@ -76,7 +75,9 @@ function build(config: Config, preset: OpenAICompatiblePreset, slice: VendorSlic
 function declaredPreset(name: string, slice: DeclaredSlice): OpenAICompatiblePreset {
   const unsupported: OpenAICompatiblePreset['unsupported'] = {};
   for (const param of slice.unsupported) unsupported[param] = `the operator declared that '${name}' does not support it`;
+  const { n, echo, chatN, ...features } = slice.features;
   return {
+    ...presetDefaults,
     name,
     // `my-server` → MY_SERVER_API_KEY, MY_SERVER_BASE_URL.
     envPrefix: name.toUpperCase().replace(/[^A-Z0-9]+/g, '_'),
@@ -84,25 +85,12 @@ function declaredPreset(name: string, slice: DeclaredSlice): OpenAICompatiblePre
     // A declared server needs a key only when the operator names the variable holding it.
     keyRequired: slice.apiKeyEnv !== undefined,
     auth: slice.auth,
-    urlStyle: 'openai',
     paths: { native: slice.paths?.completions ?? standardPaths.native, chat: slice.paths?.chat ?? standardPaths.chat },
     defaultMode: slice.completions,
-    native: {
-      ...conservativeNativeFeatures,
-      promptList: slice.features.promptList,
-      nativeN: slice.features.n,
-      nativeEcho: slice.features.echo,
-      logprobs: slice.features.logprobs,
-      tokenPrompts: slice.features.tokenPrompts,
-      bestOf: slice.features.bestOf,
-      suffix: slice.features.suffix,
-    },
-    chatN: slice.features.chatN,
+    native: { ...features, nativeN: n, nativeEcho: echo, zeroMaxTokens: false },
+    chatN,
     unsupported,
     seedField: slice.seedField,
-    seedRange: int64SeedRange,
-    chatMaxTokensField: 'max_tokens',
     streamUsage: slice.streamUsage,
-    models: [],
   };
 }

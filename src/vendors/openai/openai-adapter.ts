@@ -9,9 +9,8 @@
  */
 import type { Config } from '../../config/config.js';
 import { createPresetAdapter } from '../openai-compatible/create-openai-compatible-adapters.js';
-import { fullNativeFeatures, standardPaths, type OpenAICompatiblePreset } from '../openai-compatible/openai-compatible-preset.js';
+import { fullNativeFeatures, presetDefaults, type OpenAICompatiblePreset } from '../openai-compatible/openai-compatible-preset.js';
 import { catalogueEntries } from '../shared/model-catalogue.js';
-import { int64SeedRange } from '../shared/seed-range.js';
 import { compactBpe } from '../../tokenizer/compact-bpe.js';
 import { countTokens } from '../../tokenizer/tokenizer.js';
 import type { VendorAdapter } from '../types.js';
@@ -34,21 +33,13 @@ function countO200k(text: string): number {
 }
 
 export const openaiPreset: OpenAICompatiblePreset = {
+  ...presetDefaults,
   name: 'openai',
   envPrefix: 'OPENAI',
   defaultBaseUrl: 'https://api.openai.com',
-  keyRequired: true,
-  auth: 'bearer',
-  urlStyle: 'openai',
-  paths: standardPaths,
-  defaultMode: 'native',
   native: fullNativeFeatures,
   chatN: true,
-  unsupported: {},
-  seedField: 'seed',
-  seedRange: int64SeedRange,
   chatMaxTokensField: 'max_completion_tokens',
-  streamUsage: 'stream_options',
   exactCounterFor: openaiExactCounter,
   models: [
     ...catalogueEntries(4_096, ['gpt-3.5-turbo-instruct'], true),
