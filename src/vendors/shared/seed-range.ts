@@ -9,11 +9,9 @@
  * Bounds are bigints: int64's bounds and most of its values are not exact doubles.
  */
 
-/** An inclusive interval of seeds a vendor accepts. */
+/** The seeds a vendor accepts, bounds included. */
 export interface SeedRange {
-  /** Smallest accepted seed. */
   min: bigint;
-  /** Largest accepted seed. */
   max: bigint;
 }
 
