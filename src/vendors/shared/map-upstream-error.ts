@@ -151,19 +151,12 @@ function redact(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-/** An error the vendor reported inside a 200 stream (an SSE error event or error chunk). */
-export function upstreamStreamError(
-  vendor: string,
-  message: string | null,
-  options: { status?: number; retryable?: boolean; retryAfterSeconds?: number | null } = {},
-): VendorError {
-  const status = options.status ?? 502;
-  const lead = status === 429 ? `The '${vendor}' vendor is rate limiting the gateway` : `The '${vendor}' vendor reported an error`;
-  return new VendorError(`${lead}${message ? `: ${shorten(message)}` : '.'}`, {
+/** An error the vendor reported inside a 200 answer or stream (an error chunk). */
+export function upstreamStreamError(vendor: string, message: string | null): VendorError {
+  return new VendorError(`The '${vendor}' vendor reported an error${message ? `: ${shorten(message)}` : '.'}`, {
     vendor,
-    status,
-    code: status === 429 ? 'upstream_rate_limited' : 'upstream_error',
-    retryable: options.retryable ?? true,
-    retryAfterSeconds: options.retryAfterSeconds ?? null,
+    status: 502,
+    code: 'upstream_error',
+    retryable: true,
   });
 }
