@@ -34,9 +34,7 @@ export interface CallGroup {
   n: number;
   /** Global index of the call's first choice. */
   choiceOffset: number;
-  /** For emulated n: which of the n choices this call is (0 otherwise); used to vary the seed. */
-  replica: number;
-  /** The seed this call sends, already within the vendor's range; null when the client gave none. */
+  /** The seed this call sends, already within the vendor's range (varied per emulated choice); null when the client gave none. */
   seed: bigint | null;
 }
 
@@ -73,16 +71,15 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
     request.seed === null || abilities.seedRange === null ? null : seedInRange(request.seed, replica, abilities.seedRange);
   const groups: CallGroup[] = [];
   if (abilities.nativeN && abilities.promptList && uniformKinds) {
-    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0, seed: seedFor(0) });
+    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, seed: seedFor(0) });
   } else if (abilities.nativeN) {
     const seed = seedFor(0);
-    for (let prompt = 0; prompt < promptCount; prompt++)
-      groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0, seed });
+    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, seed });
   } else {
     const seeds = Array.from({ length: request.n }, (_, replica) => seedFor(replica));
     for (let prompt = 0; prompt < promptCount; prompt++) {
       for (let replica = 0; replica < request.n; replica++) {
-        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, replica, seed: seeds[replica] });
+        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, seed: seeds[replica] });
       }
     }
   }
