@@ -80,16 +80,10 @@ export function extractAnthropicError(text: string): ExtractedError {
 }
 
 function mapFinishReason(reason: string | null | undefined): FinishReason {
-  switch (reason) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'refusal':
-      return 'content_filter';
-    default:
-      // end_turn, stop_sequence, pause_turn, tool_use (never requested here).
-      return 'stop';
-  }
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  if (reason === 'refusal') return 'content_filter';
+  // end_turn, stop_sequence, pause_turn, tool_use (never requested here).
+  return 'stop';
 }
 
 /**

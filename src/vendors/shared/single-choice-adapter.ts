@@ -80,25 +80,17 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     return planGeneration(request, abilities);
   };
 
-  async function* callParts(
-    request: GenerationRequest,
-    model: ModelInfo,
-    plan: GenerationPlanDetail,
-    group: CallGroup,
-    requestId: string,
-    signal: AbortSignal,
-  ) {
-    const url = new URL(spec.url(baseUrl, model.name, request.stream));
-    const headers = { ...authHeaders, 'x-request-id': requestId };
-    const body = JSON.stringify(spec.body(request, plan, group, promptText(request.prompts[group.promptIndexes[0]])));
-    const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
-    const failure: VendorFailure = (status, message, retryAfterSeconds) => client.failure(status, message, model.name, retryAfterSeconds);
-    if (request.stream) yield* spec.streamParts(vendor, client.chunks(response, signal), failure);
-    else yield spec.responseParts(vendor, await client.readText(response, signal), failure);
-  }
-
   const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
     if (plan.emptyAnswer) return [emptyAnswerCall(request, model, plan)];
+    const failure: VendorFailure = (status, message, retryAfterSeconds) => client.failure(status, message, model.name, retryAfterSeconds);
+    async function* run(group: CallGroup, signal: AbortSignal): AsyncGenerator<CallPart[]> {
+      const url = new URL(spec.url(baseUrl, model.name, request.stream));
+      const headers = { ...authHeaders, 'x-request-id': requestId };
+      const body = JSON.stringify(spec.body(request, plan, group, promptText(request.prompts[group.promptIndexes[0]])));
+      const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
+      if (request.stream) yield* spec.streamParts(vendor, client.chunks(response, signal), failure);
+      else yield spec.responseParts(vendor, await client.readText(response, signal), failure);
+    }
     return plan.groups.map((group) => {
       const prompt = request.prompts[group.promptIndexes[0]];
       return {
@@ -110,7 +102,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
         vendorEcho: false,
         candidatesPerChoice: 1,
         countTokens: model.countTokens,
-        run: (signal: AbortSignal) => callParts(request, model, plan, group, requestId, signal),
+        run: (signal: AbortSignal) => run(group, signal),
       };
     });
   };
