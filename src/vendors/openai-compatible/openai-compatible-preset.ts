@@ -83,13 +83,15 @@ export const fullNativeFeatures: NativeFeatures = {
 
 export const standardPaths = { native: '/v1/completions', chat: '/v1/chat/completions' };
 
-/** What a preset is unless it says otherwise. */
+/** What a preset is unless it says otherwise: nothing claimed beyond the basics. */
 export const presetDefaults = {
   keyRequired: true,
   auth: 'bearer',
   urlStyle: 'openai',
   paths: standardPaths,
   defaultMode: 'native',
+  native: conservativeNativeFeatures,
+  chatN: false,
   seedField: 'seed',
   // OpenAI's own seed range; servers that document a narrower one say so.
   seedRange: int64SeedRange,

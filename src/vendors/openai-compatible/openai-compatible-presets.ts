@@ -40,7 +40,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     defaultBaseUrl: null,
     keyRequired: false,
     native: { ...conservativeNativeFeatures, suffix: true },
-    chatN: false,
     unsupported: { best_of: 'Ollama has no best_of', logit_bias: 'Ollama has no logit_bias', user: noUser },
   },
   {
@@ -49,8 +48,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     envPrefix: 'LLAMACPP',
     defaultBaseUrl: null,
     keyRequired: false,
-    native: conservativeNativeFeatures,
-    chatN: false,
     unsupported: { best_of: 'llama.cpp server has no best_of', user: noUser },
   },
   {
@@ -80,7 +77,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     paths: { native: '/beta/completions', chat: '/chat/completions' },
     defaultMode: 'chat',
     native: { ...conservativeNativeFeatures, nativeEcho: true, logprobs: true, suffix: true },
-    chatN: false,
     unsupported: { seed: 'DeepSeek has no seed', logit_bias: 'DeepSeek has no logit_bias', user: noUser },
     models: catalogueEntries(131_072, ['deepseek-chat', 'deepseek-reasoner']),
   },
@@ -90,8 +86,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     envPrefix: 'GROQ',
     defaultBaseUrl: 'https://api.groq.com/openai',
     defaultMode: 'chat',
-    native: conservativeNativeFeatures,
-    chatN: false,
     unsupported: { logit_bias: 'Groq has no logit_bias' },
     models: catalogueEntries(131_072, ['llama-3.3-70b-versatile', 'llama-3.1-8b-instant']),
   },
@@ -101,7 +95,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     envPrefix: 'MISTRAL',
     defaultBaseUrl: 'https://api.mistral.ai',
     defaultMode: 'chat',
-    native: conservativeNativeFeatures,
     chatN: true,
     seedField: 'random_seed',
     // Mistral documents random_seed as a non-negative integer; its clients type it as 32-bit.
@@ -116,8 +109,6 @@ export const openaiCompatiblePresets: readonly OpenAICompatiblePreset[] = [
     name: 'openrouter',
     envPrefix: 'OPENROUTER',
     defaultBaseUrl: 'https://openrouter.ai/api',
-    native: conservativeNativeFeatures,
-    chatN: false,
     unsupported: { best_of: 'OpenRouter has no best_of', logit_bias: 'OpenRouter does not guarantee logit_bias across providers' },
   },
 ];
