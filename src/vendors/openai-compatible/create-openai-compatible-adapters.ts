@@ -2,19 +2,62 @@
  * Builds the OpenAI-compatible vendors: the built-in presets and every server the config file
  * declares with `kind: openai-compatible`. A vendor without its key (or, for keyless servers,
  * without its base URL) is not offered; `disabled` says which variable enables it. OpenAI itself
- * is a preset too, built by its own folder (`vendors/openai`) through `createPresetAdapter`.
+ * is a preset too, built by its own folder (`vendors/openai`) through `createPresetAdapter`. A
+ * preset's config slice (`vendors.together`) may tune it.
  */
+import { z } from 'zod';
 import type { Config } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
 import { createModelCatalogue } from '../shared/model-catalogue.js';
-import { resolveEndpoint } from '../shared/vendor-endpoint.js';
-import { parseVendorConfig, vendorSliceSchema, type VendorSlice } from '../shared/vendor-slice.js';
+import { requestParams } from '../shared/refusals.js';
+import { parseVendorConfig, resolveEndpoint, vendorSliceSchema, vendorSliceShape, type VendorSlice } from '../shared/vendor-config.js';
 import { addCreated, type CreatedAdapters } from '../registry.js';
 import type { VendorAdapter } from '../types.js';
 import { createOpenAICompatibleAdapter } from './openai-compatible-adapter.js';
-import { declaredSliceSchema, type DeclaredSlice } from './openai-compatible-config.js';
 import { openaiCompatiblePresets } from './openai-compatible-presets.js';
 import { presetDefaults, standardPaths, type OpenAICompatiblePreset } from './openai-compatible-preset.js';
+
+/** The config slice of a server the operator declares. */
+const declaredSliceSchema = z
+  .object({
+    ...vendorSliceShape,
+    kind: z.literal('openai-compatible'),
+    /** Env variable with the key (must end in _API_KEY); when given, the vendor is offered only once it is set. */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z0-9_]+_API_KEY$/, 'must be an env variable name ending in _API_KEY')
+      .optional(),
+    auth: z.enum(['bearer', 'api-key']).default('bearer'),
+    /** Mode of models not declared in `models`. */
+    completions: z.enum(['native', 'chat']).default('native'),
+    paths: z
+      .object({ completions: z.string().startsWith('/').optional(), chat: z.string().startsWith('/').optional() })
+      .strict()
+      .optional(),
+    /** What the server's native completions endpoint honours beyond the basics (all default false: emulated or refused). */
+    features: z
+      .object({
+        promptList: z.boolean().default(false),
+        n: z.boolean().default(false),
+        echo: z.boolean().default(false),
+        logprobs: z.boolean().default(false),
+        tokenPrompts: z.boolean().default(false),
+        bestOf: z.boolean().default(false),
+        suffix: z.boolean().default(false),
+        /** `n` > 1 in one chat call. */
+        chatN: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+    /** Parameters the server does not take; requests using them get a 400. */
+    unsupported: z.array(z.enum(requestParams).exclude(['prompt'])).default([]),
+    /** `always` for servers that send stream usage unasked and reject stream_options. */
+    streamUsage: z.enum(['stream_options', 'always']).default('stream_options'),
+    seedField: z.enum(['seed', 'random_seed']).default('seed'),
+  })
+  .strict();
+
+type DeclaredSlice = z.infer<typeof declaredSliceSchema>;
 
 /**
  * @param reserved vendor names owned by other adapters (their slices are not ours to read)
@@ -46,15 +89,7 @@ export function createPresetAdapter(config: Config, preset: OpenAICompatiblePres
 }
 
 function build(config: Config, preset: OpenAICompatiblePreset, slice: VendorSlice, keyVariable: string | undefined): VendorAdapter | string {
-  const endpoint = resolveEndpoint({
-    vendor: preset.name,
-    vendorEnv: config.vendorEnv,
-    envPrefix: preset.envPrefix,
-    keyVariable,
-    sliceBaseUrl: slice.baseUrl,
-    defaultBaseUrl: preset.defaultBaseUrl,
-    keyRequired: preset.keyRequired,
-  });
+  const endpoint = resolveEndpoint(config, slice.baseUrl, preset, keyVariable);
   if (!endpoint.offered) return endpoint.hint;
   const catalogue = createModelCatalogue(preset.name, preset.models, slice, {
     nativeCompletions: preset.defaultMode === 'native',

@@ -6,7 +6,7 @@
  */
 import { countTokens } from '../../tokenizer/tokenizer.js';
 import type { ModelInfo } from '../types.js';
-import type { VendorSlice } from './vendor-slice.js';
+import type { VendorSlice } from './vendor-config.js';
 
 export interface CatalogueEntry {
   name: string;

@@ -15,8 +15,7 @@ import { planGeneration, promptText, type CallGroup, type GenerationPlanDetail, 
 import { refuseAbove, refuseOutside, refuseUnsupported, tokenPromptReason, type RequestParam } from './refusals.js';
 import { runUpstreamCalls, type PlannedCall } from './run-upstream-calls.js';
 import { UpstreamClient, type ExtractedError } from './upstream-client.js';
-import { resolveEndpoint } from './vendor-endpoint.js';
-import { parseVendorConfig, vendorSliceSchema } from './vendor-slice.js';
+import { parseVendorConfig, resolveEndpoint, vendorSliceSchema } from './vendor-config.js';
 
 /** Builds the VendorError for an error the vendor reports inside an answer or a stream. */
 export type VendorFailure = (status: number, message: string | null, retryAfterSeconds?: number | null) => VendorError;
@@ -50,11 +49,9 @@ export interface SingleChoiceVendor extends Pick<VendorAbilities, 'maxStops' | '
 export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVendor): VendorAdapter<GenerationPlanDetail> | string {
   const { vendor } = spec;
   const slice = parseVendorConfig(vendor, vendorSliceSchema, config.vendors[vendor]);
-  const endpoint = resolveEndpoint({
-    vendor,
-    vendorEnv: config.vendorEnv,
+  const endpoint = resolveEndpoint(config, slice.baseUrl, {
+    name: vendor,
     envPrefix: spec.envPrefix,
-    sliceBaseUrl: slice.baseUrl,
     defaultBaseUrl: spec.defaultBaseUrl,
     keyRequired: true,
   });
