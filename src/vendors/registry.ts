@@ -30,10 +30,7 @@ export interface VendorRegistry {
   close(): Promise<void>;
 }
 
-/**
- * @param adapters the offered vendors
- * @param disabled vendors that exist but are not configured, with a message saying how to enable them
- */
+/** The lookup over the offered adapters; `disabled` as in CreatedAdapters. */
 export function createVendorRegistry(adapters: VendorAdapter[], disabled: ReadonlyMap<string, string> = new Map()): VendorRegistry {
   const byName = new Map<string, VendorAdapter>();
   for (const adapter of adapters) byName.set(adapter.name, adapter);

@@ -1,11 +1,8 @@
 /**
  * `anthropic/*` → Messages API `POST {base}/v1/messages` (anthropic-version 2023-06-01, x-api-key).
- * Claude models are chat-only: every call is one prompt, one choice, and the shared single-choice
- * adapter emulates prompt lists, n, echo without logprobs, `max_tokens: 0` (the Messages API wants
- * at least 1) and the stop sequences Anthropic rejects.
- * Mapped: max_tokens, temperature (0–1), top_p, stop, user → metadata.user_id. Anthropic has no
- * seed, no presence or frequency penalty, no logit_bias: refused by name, like everything else with
- * no equivalent.
+ * Claude models are chat-only: each call answers one prompt with one choice, and the shared
+ * single-choice adapter emulates the rest, including `max_tokens: 0` (the Messages API wants at
+ * least 1) and the stop sequences Anthropic rejects.
  */
 import type { Config } from '../../config/config.js';
 import { catalogueEntries } from '../shared/model-catalogue.js';

@@ -1,13 +1,10 @@
 /**
  * `gemini/*` → `{base}/v1beta/models/{model}:generateContent`, streams via
  * `:streamGenerateContent?alt=sse`, key in `x-goog-api-key`. Gemini has no completions endpoint:
- * every call is one prompt, one choice, and the shared single-choice adapter emulates prompt lists,
- * n (candidateCount is not offered by every model), stop beyond stopSequences' 5, echo without
- * logprobs and `max_tokens: 0` (Gemini documents no zero-token generation).
- * Mapped: max_tokens → maxOutputTokens, temperature (0–2 as ours), top_p, seed, presence and
- * frequency penalties (-2 up to but not including 2: exactly 2 is refused, never clamped). The seed
- * is an int32: a seed outside it is wrapped into it (seed-range.ts), and emulated choice r sends
- * seed + r wrapped the same way. Refused: the rest.
+ * each call answers one prompt with one choice, and the shared single-choice adapter emulates the
+ * rest: n too (candidateCount is not offered by every model), and `max_tokens: 0` (Gemini documents
+ * no zero-token generation). The seed is an int32: a seed outside it is wrapped into it, and
+ * emulated choice r sends seed + r wrapped the same way (seed-range.ts).
  */
 import type { Config } from '../../config/config.js';
 import { catalogueEntries } from '../shared/model-catalogue.js';

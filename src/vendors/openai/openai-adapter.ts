@@ -16,9 +16,8 @@ import { countTokens } from '../../tokenizer/tokenizer.js';
 import type { VendorAdapter } from '../types.js';
 
 /**
- * The exact token counter of an OpenAI model, chosen by model family; null (an estimate, honestly
- * labelled) for families whose tokenizer is not documented. o200k is loaded on first use only: it
- * is large and most deployments never need it.
+ * The exact token counter of an OpenAI model by family; null (an estimate, honestly labelled) where
+ * the tokenizer is not documented. o200k is loaded on first use: most deployments never need it.
  */
 export function openaiExactCounter(name: string): ((text: string) => number) | null {
   const base = name.startsWith('ft:') ? name.slice(3) : name;

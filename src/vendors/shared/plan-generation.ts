@@ -1,11 +1,10 @@
 /**
  * Decides, for one request on one vendor, how it is split into upstream calls and what the gateway
- * emulates. Each prompt is its own conversation on vendors without prompt lists (never one
- * multi-message chat); `n` becomes n parallel calls where the vendor lacks it; stop sequences the
- * vendor cannot take are enforced by the gateway; echo is prepended by the gateway where the vendor
- * cannot echo; each call's seed is mapped into the vendor's seed range (see seed-range.ts); and
- * `max_tokens: 0`, where the vendor cannot take it (chat APIs want at least one token, or read 0 as
- * "the default"), is answered by the gateway without a call (empty-answer-call.ts).
+ * emulates: each prompt its own conversation where the vendor has no prompt lists (never one
+ * multi-message chat), n parallel calls where it lacks `n`, gateway-enforced stops and echo where
+ * it cannot take them, each call's seed within its seed range (seed-range.ts), and `max_tokens: 0`
+ * answered without a call where it cannot (chat APIs want at least one token, or read 0 as "the
+ * default"; empty-answer-call.ts).
  */
 import type { GenerationRequest, PromptInput } from '../types.js';
 import { seedInRange, type SeedRange } from './seed-range.js';
