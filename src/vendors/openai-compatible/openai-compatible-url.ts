@@ -9,7 +9,7 @@ export function openaiCompatibleUrl(preset: OpenAICompatiblePreset, baseUrl: str
     url.searchParams.set('api-version', apiVersion ?? '2024-10-21');
     return url;
   }
-  const path = mode === 'native' ? preset.paths.native : preset.paths.chat;
+  const path = preset.paths[mode];
   // SDK-style base URLs often end in /v1 already (OPENAI_BASE_URL=https://api.openai.com/v1).
   const joined = base.endsWith('/v1') && path.startsWith('/v1/') ? `${base}${path.slice(3)}` : `${base}${path}`;
   return new URL(joined);
