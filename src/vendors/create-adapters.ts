@@ -12,12 +12,7 @@ import { createOpenAICompatibleAdapters } from './openai-compatible/create-opena
 import { addCreated, type CreatedAdapters } from './registry.js';
 import type { VendorAdapter } from './types.js';
 
-export interface VendorContext {
-  config: Config;
-  logger: Logger;
-}
-
-export async function createAdapters(context: VendorContext): Promise<CreatedAdapters> {
+export async function createAdapters(context: { config: Config; logger: Logger }): Promise<CreatedAdapters> {
   const created: CreatedAdapters = { adapters: [await createLocalAdapter({ logger: context.logger })], disabled: new Map() };
   const single: Record<string, (config: Config) => VendorAdapter | string> = {
     anthropic: createAnthropicAdapter,

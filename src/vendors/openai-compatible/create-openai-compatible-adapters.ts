@@ -59,10 +59,7 @@ const declaredSliceSchema = z
 
 type DeclaredSlice = z.infer<typeof declaredSliceSchema>;
 
-/**
- * @param reserved vendor names owned by other adapters (their slices are not ours to read)
- * @param created where to add the vendors (returned)
- */
+/** Adds the vendors to `created` (returned); `reserved` names belong to other adapters, whose slices are not ours to read. */
 export function createOpenAICompatibleAdapters(
   config: Config,
   reserved: ReadonlySet<string>,
