@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { loadBpeRanks } from '../src/tokenizer/bpe-ranks.js';
 import { cl100kRanks, countTokens, decodeTokens, encodeText } from '../src/tokenizer/tokenizer.js';
-import { openaiExactCounter } from '../src/vendors/openai/openai-tokenizers.js';
+import { openaiExactCounter } from '../src/vendors/openai/openai-adapter.js';
 
 const require = createRequire(import.meta.url);
 const texts = [

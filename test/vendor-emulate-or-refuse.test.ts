@@ -13,7 +13,7 @@ import { completionsBody, withSeed } from '../src/vendors/openai-compatible/open
 import fc from 'fast-check';
 import { planOpenAICompatible } from '../src/vendors/openai-compatible/openai-compatible-plan.js';
 import { int32SeedRange, int64SeedRange, nonNegativeInt32SeedRange, seedInRange } from '../src/vendors/shared/seed-range.js';
-import { openaiPreset } from '../src/vendors/openai/openai-preset.js';
+import { openaiPreset } from '../src/vendors/openai/openai-adapter.js';
 import { MockUpstream } from './support/mock-upstream.js';
 import { request } from './support/mock-upstream-helpers.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';

@@ -7,6 +7,20 @@ export interface ResolvedModel {
   model: ModelInfo;
 }
 
+/** What the vendor factories built. */
+export interface CreatedAdapters {
+  /** The vendors offered. */
+  adapters: VendorAdapter[];
+  /** Vendors known but not configured → the message saying which variable enables them. */
+  disabled: Map<string, string>;
+}
+
+/** Records what one vendor's factory returned: its adapter, or the message saying how to enable it. */
+export function addCreated(created: CreatedAdapters, name: string, result: VendorAdapter | string): void {
+  if (typeof result === 'string') created.disabled.set(name, result);
+  else created.adapters.push(result);
+}
+
 export interface VendorRegistry {
   /** Throws 400 for a malformed model string and 404 model_not_found for an unknown vendor or model. */
   resolve(model: string): ResolvedModel;
@@ -16,10 +30,7 @@ export interface VendorRegistry {
   close(): Promise<void>;
 }
 
-/**
- * @param adapters the offered vendors
- * @param disabled vendors that exist but are not configured, with a message saying how to enable them
- */
+/** The lookup over the offered adapters; `disabled` as in CreatedAdapters. */
 export function createVendorRegistry(adapters: VendorAdapter[], disabled: ReadonlyMap<string, string> = new Map()): VendorRegistry {
   const byName = new Map<string, VendorAdapter>();
   for (const adapter of adapters) byName.set(adapter.name, adapter);

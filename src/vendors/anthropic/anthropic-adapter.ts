@@ -1,48 +1,57 @@
 /**
  * `anthropic/*` → Messages API `POST {base}/v1/messages` (anthropic-version 2023-06-01, x-api-key).
- * Every call is one prompt, one choice; the shared single-choice adapter fans out prompts and n,
- * enforces the stops Anthropic cannot take and prepends echo.
+ * Claude models are chat-only: each call answers one prompt with one choice, and the shared
+ * single-choice adapter emulates the rest, including `max_tokens: 0` (the Messages API wants at
+ * least 1) and the stop sequences Anthropic rejects.
  */
 import type { Config } from '../../config/config.js';
-import { tryParseJson } from '../shared/parse-upstream-json.js';
+import { catalogueEntries } from '../shared/model-catalogue.js';
 import { createSingleChoiceAdapter } from '../shared/single-choice-adapter.js';
-import type { ExtractedError } from '../shared/upstream-client.js';
 import type { VendorAdapter } from '../types.js';
-import { anthropicErrorBodySchema, anthropicErrorStatus } from './anthropic-api.js';
-import { anthropicBody } from './anthropic-body.js';
-import { anthropicModels } from './anthropic-models.js';
-import { planAnthropic } from './anthropic-plan.js';
-import { anthropicMessageParts, anthropicStreamParts } from './parse-anthropic-response.js';
-
-const vendor = 'anthropic';
-const anthropicVersion = '2023-06-01';
+import { anthropicMessageParts, anthropicStreamParts, extractAnthropicError } from './parse-anthropic-response.js';
 
 /** The adapter, or the message saying which variable enables it (ANTHROPIC_API_KEY). */
 export function createAnthropicAdapter(config: Config): VendorAdapter | string {
   return createSingleChoiceAdapter(config, {
-    vendor,
+    vendor: 'anthropic',
     envPrefix: 'ANTHROPIC',
     defaultBaseUrl: 'https://api.anthropic.com',
-    models: anthropicModels,
-    extractError: extractAnthropicError,
-    plan: planAnthropic,
-    async *call({ request, model, plan, group, client, baseUrl, apiKey, requestId, signal }) {
-      const url = new URL(`${baseUrl}/v1/messages`);
-      const headers = { 'x-api-key': apiKey, 'anthropic-version': anthropicVersion, 'x-request-id': requestId };
-      const body = JSON.stringify(anthropicBody(request, plan, group));
-      const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
-      if (!request.stream) {
-        yield anthropicMessageParts(vendor, await client.readText(response, signal));
-        return;
-      }
-      yield* anthropicStreamParts(vendor, client.chunks(response, signal), (status, message) => client.failure(status, message, model.name));
+    models: catalogueEntries(200_000, [
+      'claude-opus-4-1',
+      'claude-opus-4-0',
+      'claude-sonnet-4-5',
+      'claude-sonnet-4-0',
+      'claude-3-7-sonnet-latest',
+      'claude-haiku-4-5',
+      'claude-3-5-haiku-latest',
+    ]),
+    unsupported: {
+      logprobs: 'Anthropic returns no token logprobs',
+      logit_bias: 'Anthropic has no logit_bias',
+      best_of: 'Anthropic cannot rank candidates',
+      suffix: 'Anthropic has no insertion mode',
+      seed: 'Anthropic has no seed',
+      presence_penalty: 'Anthropic has no presence penalty',
+      frequency_penalty: 'Anthropic has no frequency penalty',
     },
+    maxTemperature: 1,
+    maxStops: Number.MAX_SAFE_INTEGER,
+    // The Messages API answers 400 to stop sequences without a non-whitespace character.
+    acceptsStop: (stop) => /\S/.test(stop),
+    seedRange: null,
+    headers: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' }),
+    url: (baseUrl) => `${baseUrl}/v1/messages`,
+    body(request, plan, _group, prompt) {
+      const body: Record<string, unknown> = { model: request.model, max_tokens: request.maxTokens, messages: [{ role: 'user', content: prompt }] };
+      if (plan.vendorStops.length > 0) body.stop_sequences = plan.vendorStops;
+      if (request.temperature !== null) body.temperature = request.temperature;
+      if (request.topP !== null) body.top_p = request.topP;
+      if (request.user !== null) body.metadata = { user_id: request.user };
+      if (request.stream) body.stream = true;
+      return body;
+    },
+    extractError: extractAnthropicError,
+    responseParts: anthropicMessageParts,
+    streamParts: anthropicStreamParts,
   });
-}
-
-function extractAnthropicError(text: string): ExtractedError {
-  const body = tryParseJson(anthropicErrorBodySchema, text);
-  const type = body?.error?.type ?? '';
-  // A 529 overloaded_error is a 5xx like any other; the type only matters when the status is odd.
-  return { message: body?.error?.message ?? null, ...(type === 'overloaded_error' ? { status: anthropicErrorStatus[type] } : {}) };
 }

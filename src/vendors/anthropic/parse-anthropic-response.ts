@@ -1,15 +1,12 @@
-/** Messages API responses and SSE event streams → call parts (one choice per call). */
+/** Messages API responses, SSE event streams and error bodies → call parts (one choice per call). */
 import type { CallPart } from '../shared/call-part.js';
-import { malformedUpstream } from '../shared/map-upstream-error.js';
-import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import { decodeSseBody } from '../shared/decode-sse-body.js';
-import type { VendorError } from '../../errors/vendor-error.js';
-import { anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
-import { mapAnthropicFinishReason } from './map-anthropic-finish-reason.js';
-import { mapAnthropicUsage, mergeAnthropicUsage } from './map-anthropic-usage.js';
-
-/** Builds the VendorError for an error Anthropic reports (stream `error` event). */
-export type AnthropicFailure = (status: number, message: string | null) => VendorError;
+import { malformedUpstream } from '../shared/map-upstream-error.js';
+import { parseUpstreamJson, tryParseJson } from '../shared/parse-upstream-json.js';
+import type { VendorFailure } from '../shared/single-choice-adapter.js';
+import type { ExtractedError } from '../shared/upstream-client.js';
+import type { FinishReason, Usage } from '../types.js';
+import { anthropicErrorBodySchema, anthropicErrorStatus, anthropicMessageSchema, anthropicStreamEventSchema, type AnthropicUsage } from './anthropic-api.js';
 
 export function anthropicMessageParts(vendor: string, text: string): CallPart[] {
   const message = parseUpstreamJson(vendor, anthropicMessageSchema, text, 'a message');
@@ -19,13 +16,13 @@ export function anthropicMessageParts(vendor: string, text: string): CallPart[] 
     .map((block) => block.text ?? '')
     .join('');
   if (content) parts.push({ type: 'text-delta', choice: 0, text: content });
-  parts.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(message.stop_reason) });
-  const usage = mapAnthropicUsage(message.usage);
+  parts.push({ type: 'finish', choice: 0, finishReason: mapFinishReason(message.stop_reason) });
+  const usage = mapUsage(message.usage);
   if (usage) parts.push({ type: 'usage', usage });
   return parts;
 }
 
-export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: AnthropicFailure): AsyncGenerator<CallPart[]> {
+export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>, failure: VendorFailure): AsyncGenerator<CallPart[]> {
   let usage: AnthropicUsage = {};
   let stopReason: string | null = null;
   let sawDelta = false;
@@ -37,8 +34,8 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
       switch (data.type) {
         case 'message_start':
           if (data.message?.usage) {
-            usage = mergeAnthropicUsage(usage, data.message.usage);
-            const progress = mapAnthropicUsage(usage);
+            usage = mergeUsage(usage, data.message.usage);
+            const progress = mapUsage(usage);
             if (progress) out.push({ type: 'usage-progress', usage: progress });
           }
           break;
@@ -52,7 +49,7 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
         case 'message_delta':
           sawDelta = true;
           stopReason = data.delta?.stop_reason ?? stopReason;
-          if (data.usage) usage = mergeAnthropicUsage(usage, data.usage);
+          if (data.usage) usage = mergeUsage(usage, data.usage);
           break;
         case 'message_stop':
           done = true;
@@ -68,9 +65,50 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
     },
     end(out) {
       if (!done && !sawDelta) throw malformedUpstream(vendor, 'a stream that ended before message_stop');
-      out.push({ type: 'finish', choice: 0, finishReason: mapAnthropicFinishReason(stopReason) });
-      const reported = mapAnthropicUsage(usage);
+      out.push({ type: 'finish', choice: 0, finishReason: mapFinishReason(stopReason) });
+      const reported = mapUsage(usage);
       if (reported) out.push({ type: 'usage', usage: reported });
     },
   });
+}
+
+export function extractAnthropicError(text: string): ExtractedError {
+  const body = tryParseJson(anthropicErrorBodySchema, text);
+  const type = body?.error?.type ?? '';
+  // A 529 overloaded_error is a 5xx like any other; the type only matters when the status is odd.
+  return { message: body?.error?.message ?? null, ...(type === 'overloaded_error' ? { status: anthropicErrorStatus[type] } : {}) };
+}
+
+function mapFinishReason(reason: string | null | undefined): FinishReason {
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  if (reason === 'refusal') return 'content_filter';
+  // end_turn, stop_sequence, pause_turn, tool_use (never requested here).
+  return 'stop';
+}
+
+/**
+ * Anthropic's input_tokens excludes cache reads and cache writes; the completions contract counts
+ * every prompt token in prompt_tokens, with the cache hits broken out as cached_tokens.
+ */
+function mapUsage(usage: AnthropicUsage | null | undefined): Usage | null {
+  // A usage object without counts (`{}`) reports nothing.
+  if (usage == null || (usage.input_tokens == null && usage.output_tokens == null)) return null;
+  const cacheRead = usage.cache_read_input_tokens ?? null;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  return {
+    promptTokens: (usage.input_tokens ?? 0) + (cacheRead ?? 0) + cacheWrite,
+    completionTokens: usage.output_tokens ?? 0,
+    cachedTokens: cacheRead,
+    reasoningTokens: null,
+  };
+}
+
+/** message_delta carries cumulative counts; later values win, absent ones keep the earlier report. */
+function mergeUsage(earlier: AnthropicUsage, later: AnthropicUsage): AnthropicUsage {
+  return {
+    input_tokens: later.input_tokens ?? earlier.input_tokens,
+    output_tokens: later.output_tokens ?? earlier.output_tokens,
+    cache_creation_input_tokens: later.cache_creation_input_tokens ?? earlier.cache_creation_input_tokens,
+    cache_read_input_tokens: later.cache_read_input_tokens ?? earlier.cache_read_input_tokens,
+  };
 }

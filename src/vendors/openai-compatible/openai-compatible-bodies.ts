@@ -1,5 +1,5 @@
 /** Request bodies in the OpenAI wire format, shaped by what the preset says the server takes, as JSON text. */
-import type { CallGroup, GenerationPlanDetail } from '../shared/plan-generation.js';
+import { promptText, type CallGroup, type GenerationPlanDetail } from '../shared/plan-generation.js';
 import type { GenerationRequest, PromptInput } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 
@@ -16,21 +16,16 @@ export function completionsBody(preset: OpenAICompatiblePreset, request: Generat
   if (features.nativeEcho && request.echo) body.echo = true;
   if (request.logprobs !== null) body.logprobs = request.logprobs;
   if (features.suffix && request.suffix !== null) body.suffix = request.suffix;
-  addSampling(request, plan, body);
-  addStream(preset, request, body);
-  return withSeed(body, preset.seedField, group.seed);
+  return finishBody(preset, request, plan, group, body);
 }
 
 export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
-  const prompt = request.prompts[group.promptIndexes[0]];
   const body = modelField(preset, request);
   // One prompt, one conversation: the prompt is the user turn.
-  body.messages = [{ role: 'user', content: prompt.kind === 'text' ? prompt.text : '' }];
+  body.messages = [{ role: 'user', content: promptText(request.prompts[group.promptIndexes[0]]) }];
   body[preset.chatMaxTokensField] = request.maxTokens;
   if (preset.chatN && group.n > 1) body.n = group.n;
-  addSampling(request, plan, body);
-  addStream(preset, request, body);
-  return withSeed(body, preset.seedField, group.seed);
+  return finishBody(preset, request, plan, group, body);
 }
 
 /** The body's first field: the model, except on Azure, which routes by the deployment in the URL. */
@@ -42,7 +37,8 @@ function promptValue(prompt: PromptInput): string | number[] {
   return prompt.kind === 'text' ? prompt.text : prompt.tokens;
 }
 
-function addSampling(request: GenerationRequest, plan: GenerationPlanDetail, body: Body): void {
+/** The fields both bodies share (sampling, stop, stream), then the body's JSON with its seed. */
+function finishBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup, body: Body): string {
   if (request.temperature !== null) body.temperature = request.temperature;
   if (request.topP !== null) body.top_p = request.topP;
   if (request.presencePenalty !== null) body.presence_penalty = request.presencePenalty;
@@ -50,13 +46,12 @@ function addSampling(request: GenerationRequest, plan: GenerationPlanDetail, bod
   if (request.logitBias !== null) body.logit_bias = request.logitBias;
   if (request.user !== null) body.user = request.user;
   if (plan.vendorStops.length > 0) body.stop = plan.vendorStops;
-}
-
-function addStream(preset: OpenAICompatiblePreset, request: GenerationRequest, body: Body): void {
-  if (!request.stream) return;
-  body.stream = true;
-  // Always ask for usage, even when the client did not: metering needs it.
-  if (preset.streamUsage === 'stream_options') body.stream_options = { include_usage: true };
+  if (request.stream) {
+    body.stream = true;
+    // Always ask for usage, even when the client did not: metering needs it.
+    if (preset.streamUsage === 'stream_options') body.stream_options = { include_usage: true };
+  }
+  return withSeed(body, preset.seedField, group.seed);
 }
 
 /**

@@ -17,14 +17,12 @@ export interface OpenAICompatiblePlan extends GenerationPlanDetail {
   mode: 'native' | 'chat';
 }
 
-// Completions allow up to 4 stop sequences and so do OpenAI-compatible chat endpoints.
-const maxStops = 4;
-
 export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: GenerationRequest, model: ModelInfo): OpenAICompatiblePlan {
   const vendor = preset.name;
   refuseUnsupported(request, vendor, preset.unsupported);
-  if (model.capabilities.nativeCompletions) {
-    const features = preset.native;
+  const features = preset.native;
+  const native = model.capabilities.nativeCompletions;
+  if (native) {
     if (!features.tokenPrompts && inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
     if (!features.bestOf && inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, 'the server cannot rank candidates');
     if (!features.suffix && inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, 'the server has no insertion mode');
@@ -35,34 +33,21 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
       throw unsupportedParameter('echo', vendor, 'echo with logprobs needs logprobs of the prompt tokens, which only the server itself could return');
     }
     if (!features.zeroMaxTokens) refuseUnemulatedZeroTokens(request, vendor);
-    const detail = planGeneration(request, {
-      promptList: features.promptList,
-      nativeN: features.nativeN,
-      nativeEcho: features.nativeEcho,
-      maxStops,
-      seedRange: preset.seedRange,
-      zeroMaxTokens: features.zeroMaxTokens,
-    });
-    return withMode('native', detail);
+  } else {
+    if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
+    if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
+    if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
+    if (inUse(request, 'logprobs'))
+      throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
   }
-  if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
-  if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
-  if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
-  if (inUse(request, 'logprobs'))
-    throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
-  // Chat endpoints want at least one output token: max_tokens 0 is answered by the gateway.
-  const detail = planGeneration(request, {
-    promptList: false,
-    nativeN: preset.chatN,
-    nativeEcho: false,
-    maxStops,
-    seedRange: preset.seedRange,
-    zeroMaxTokens: false,
-  });
-  return withMode('chat', detail);
-}
-
-function withMode(mode: OpenAICompatiblePlan['mode'], detail: GenerationPlanDetail): OpenAICompatiblePlan {
+  // Completions allow up to 4 stop sequences and so do OpenAI-compatible chat endpoints. Chat
+  // endpoints want at least one output token: max_tokens 0 is answered by the gateway.
+  const limits = { maxStops: 4, seedRange: preset.seedRange };
+  const detail = planGeneration(
+    request,
+    native ? { ...features, ...limits } : { promptList: false, nativeN: preset.chatN, nativeEcho: false, zeroMaxTokens: false, ...limits },
+  );
+  const mode: OpenAICompatiblePlan['mode'] = native ? 'native' : 'chat';
   // Object.assign rather than `{ ...detail, mode }`: see docs/performance.md, "Objects that outlive their request".
   return Object.assign({ mode }, detail);
 }

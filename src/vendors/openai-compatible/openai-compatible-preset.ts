@@ -5,7 +5,7 @@
  */
 import type { CatalogueEntry } from '../shared/model-catalogue.js';
 import type { RequestParam } from '../shared/refusals.js';
-import type { SeedRange } from '../shared/seed-range.js';
+import { int64SeedRange, type SeedRange } from '../shared/seed-range.js';
 
 /** What the native `/v1/completions` endpoint of this server honours. */
 export interface NativeFeatures {
@@ -54,12 +54,11 @@ export interface OpenAICompatiblePreset {
   /** `stream_options`: ask with include_usage; `always`: the server sends usage unasked (and may reject the option). */
   streamUsage: 'stream_options' | 'always';
   models: CatalogueEntry[];
-  defaultApiVersion?: string;
   /** Exact token counter for a model name, when the gateway has that model's tokenizer. */
   exactCounterFor?(name: string): ((text: string) => number) | null;
 }
 
-/** Everything off: what an operator-declared server gets unless its config claims more. */
+/** Everything off: what a server that documents nothing beyond the basics claims. */
 export const conservativeNativeFeatures: NativeFeatures = {
   promptList: false,
   nativeN: false,
@@ -83,3 +82,21 @@ export const fullNativeFeatures: NativeFeatures = {
 };
 
 export const standardPaths = { native: '/v1/completions', chat: '/v1/chat/completions' };
+
+/** What a preset is unless it says otherwise: nothing claimed beyond the basics. */
+export const presetDefaults = {
+  keyRequired: true,
+  auth: 'bearer',
+  urlStyle: 'openai',
+  paths: standardPaths,
+  defaultMode: 'native',
+  native: conservativeNativeFeatures,
+  chatN: false,
+  seedField: 'seed',
+  // OpenAI's own seed range; servers that document a narrower one say so.
+  seedRange: int64SeedRange,
+  chatMaxTokensField: 'max_tokens',
+  streamUsage: 'stream_options',
+  unsupported: {},
+  models: [],
+} as const satisfies Partial<OpenAICompatiblePreset>;

@@ -1,11 +1,10 @@
 /**
- * The one call the gateway answers itself when a plan says `emptyAnswer` (`max_tokens: 0` on a
- * vendor that cannot take it): every choice finishes at once with "length" — after its prompt,
- * when echo is set, which the shared shaping step prepends as for any call — and one usage part
- * of zero prompt and zero completion tokens. Exact zeros, not an estimate: no vendor was called,
- * so none billed anything.
+ * The one call the gateway answers itself when a plan says `emptyAnswer`: every choice finishes at
+ * once with "length" (after its prompt, when echo is set, which the shared shaping prepends as for
+ * any call), billed an exact zero, not an estimate: no vendor was called.
  */
 import type { GenerationRequest, ModelInfo } from '../types.js';
+import { noUsage } from '../usage.js';
 import type { CallPart } from './call-part.js';
 import { promptText, type GenerationPlanDetail } from './plan-generation.js';
 import type { PlannedCall } from './run-upstream-calls.js';
@@ -30,6 +29,6 @@ export function emptyAnswerCall(request: GenerationRequest, model: ModelInfo, pl
 async function* emptyAnswerParts(choiceCount: number): AsyncGenerator<CallPart[]> {
   const parts: CallPart[] = [];
   for (let choice = 0; choice < choiceCount; choice++) parts.push({ type: 'finish', choice, finishReason: 'length' });
-  parts.push({ type: 'usage', usage: { promptTokens: 0, completionTokens: 0, cachedTokens: null, reasoningTokens: null, estimated: false } });
+  parts.push({ type: 'usage', usage: noUsage() });
   yield parts;
 }

@@ -4,7 +4,7 @@
  * 404 → 404 model_not_found; 429 → 429 with retry-after; 5xx → 502; timeouts → 504; refused or
  * reset connections → 502. Every message names the vendor.
  */
-import { VendorError } from '../../errors/vendor-error.js';
+import { VendorError, type VendorErrorOptions } from '../../errors/vendor-error.js';
 
 export interface UpstreamFailure {
   vendor: string;
@@ -23,66 +23,53 @@ export interface UpstreamFailure {
 export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   const { vendor, status } = failure;
   const detail = failure.message ? redact(shorten(failure.message), failure.secrets) : null;
-  const base = { vendor, upstreamStatus: status };
+  const said = detail ? `: ${detail}` : '';
+  const error = (message: string, options: Omit<VendorErrorOptions, 'vendor' | 'upstreamStatus'>) =>
+    new VendorError(message, { ...options, vendor, upstreamStatus: status });
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
-    return new VendorError(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, {
+    return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, {
       status: 502,
       code: 'upstream_auth_failed',
       retryable: false,
-      ...base,
     });
   }
   if (status === 404) {
-    return new VendorError(`The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`, {
+    return error(`The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`, {
       status: 404,
       type: 'invalid_request_error',
       code: 'model_not_found',
       param: 'model',
       retryable: false,
-      ...base,
     });
   }
   if (status === 429) {
-    return new VendorError(`The '${vendor}' vendor is rate limiting the gateway${detail ? `: ${detail}` : ''}.`, {
+    return error(`The '${vendor}' vendor is rate limiting the gateway${said}.`, {
       status: 429,
       code: 'upstream_rate_limited',
       retryable: true,
       retryAfterSeconds: failure.retryAfterSeconds,
-      ...base,
     });
   }
   if (status === 408) {
-    return new VendorError(`The '${vendor}' vendor timed out (HTTP 408).`, {
-      status: 504,
-      code: 'upstream_timeout',
-      retryable: true,
-      ...base,
-    });
+    return error(`The '${vendor}' vendor timed out (HTTP 408).`, { status: 504, code: 'upstream_timeout', retryable: true });
   }
   if (status === 400 || status === 413 || status === 422) {
-    return new VendorError(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, {
+    return error(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, {
       status: 400,
       code: 'upstream_invalid_request',
       retryable: false,
-      ...base,
     });
   }
   if (status >= 500) {
-    return new VendorError(`The '${vendor}' vendor failed (HTTP ${status})${detail ? `: ${detail}` : ''}.`, {
+    return error(`The '${vendor}' vendor failed (HTTP ${status})${said}.`, {
       status: 502,
       code: 'upstream_error',
       retryable: true,
       retryAfterSeconds: failure.retryAfterSeconds,
-      ...base,
     });
   }
-  return new VendorError(`The '${vendor}' vendor answered HTTP ${status}${detail ? `: ${detail}` : ''}.`, {
-    status: 502,
-    code: 'upstream_error',
-    retryable: false,
-    ...base,
-  });
+  return error(`The '${vendor}' vendor answered HTTP ${status}${said}.`, { status: 502, code: 'upstream_error', retryable: false });
 }
 
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -164,19 +151,12 @@ function redact(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-/** An error the vendor reported inside a 200 stream (an SSE error event or error chunk). */
-export function upstreamStreamError(
-  vendor: string,
-  message: string | null,
-  options: { status?: number; retryable?: boolean; retryAfterSeconds?: number | null } = {},
-): VendorError {
-  const status = options.status ?? 502;
-  const lead = status === 429 ? `The '${vendor}' vendor is rate limiting the gateway` : `The '${vendor}' vendor reported an error`;
-  return new VendorError(`${lead}${message ? `: ${shorten(message)}` : '.'}`, {
+/** An error the vendor reported inside a 200 answer or stream (an error chunk). */
+export function upstreamStreamError(vendor: string, message: string | null): VendorError {
+  return new VendorError(`The '${vendor}' vendor reported an error${message ? `: ${shorten(message)}` : '.'}`, {
     vendor,
-    status,
-    code: status === 429 ? 'upstream_rate_limited' : 'upstream_error',
-    retryable: options.retryable ?? true,
-    retryAfterSeconds: options.retryAfterSeconds ?? null,
+    status: 502,
+    code: 'upstream_error',
+    retryable: true,
   });
 }

@@ -1,14 +1,10 @@
 /**
  * Decides, for one request on one vendor, how it is split into upstream calls and what the gateway
- * emulates. Each prompt is its own conversation on vendors without prompt lists (never one
- * multi-message chat); `n` becomes n parallel calls where the vendor lacks it; stop sequences the
- * vendor cannot take are enforced by the gateway; echo is prepended by the gateway where the vendor
- * cannot echo; each call's seed is mapped into the vendor's seed range (see seed-range.ts).
- *
- * `max_tokens: 0` on a vendor that cannot take it (chat APIs want at least one token, or read 0
- * as "the default") is answered by the gateway without calling: every choice is empty (the
- * prompt, with echo) with finish_reason "length", and usage is an exact zero, since the vendor
- * billed nothing. It is listed as emulated `max_tokens`.
+ * emulates: each prompt its own conversation where the vendor has no prompt lists (never one
+ * multi-message chat), n parallel calls where it lacks `n`, gateway-enforced stops and echo where
+ * it cannot take them, each call's seed within its seed range (seed-range.ts), and `max_tokens: 0`
+ * answered without a call where it cannot (chat APIs want at least one token, or read 0 as "the
+ * default"; empty-answer-call.ts).
  */
 import type { GenerationRequest, PromptInput } from '../types.js';
 import { seedInRange, type SeedRange } from './seed-range.js';
@@ -37,9 +33,7 @@ export interface CallGroup {
   n: number;
   /** Global index of the call's first choice. */
   choiceOffset: number;
-  /** For emulated n: which of the n choices this call is (0 otherwise); used to vary the seed. */
-  replica: number;
-  /** The seed this call sends, already within the vendor's range; null when the client gave none. */
+  /** The seed this call sends, already within the vendor's range (varied per emulated choice); null when the client gave none. */
   seed: bigint | null;
 }
 
@@ -76,16 +70,15 @@ export function planGeneration(request: GenerationRequest, abilities: VendorAbil
     request.seed === null || abilities.seedRange === null ? null : seedInRange(request.seed, replica, abilities.seedRange);
   const groups: CallGroup[] = [];
   if (abilities.nativeN && abilities.promptList && uniformKinds) {
-    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, replica: 0, seed: seedFor(0) });
+    groups.push({ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, seed: seedFor(0) });
   } else if (abilities.nativeN) {
     const seed = seedFor(0);
-    for (let prompt = 0; prompt < promptCount; prompt++)
-      groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, replica: 0, seed });
+    for (let prompt = 0; prompt < promptCount; prompt++) groups.push({ promptIndexes: [prompt], n: request.n, choiceOffset: prompt * request.n, seed });
   } else {
     const seeds = Array.from({ length: request.n }, (_, replica) => seedFor(replica));
     for (let prompt = 0; prompt < promptCount; prompt++) {
       for (let replica = 0; replica < request.n; replica++) {
-        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, replica, seed: seeds[replica] });
+        groups.push({ promptIndexes: [prompt], n: 1, choiceOffset: prompt * request.n + replica, seed: seeds[replica] });
       }
     }
   }

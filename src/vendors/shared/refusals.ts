@@ -6,47 +6,28 @@
 import { unsupportedParameter } from '../../errors/gateway-error.js';
 import type { GenerationRequest } from '../types.js';
 
-export type RequestParam =
-  | 'best_of'
-  | 'logprobs'
-  | 'logit_bias'
-  | 'suffix'
-  | 'seed'
-  | 'presence_penalty'
-  | 'frequency_penalty'
-  | 'user'
-  | 'echo'
-  | 'prompt'
-  | 'temperature'
-  | 'top_p';
+const inUseTests = {
+  best_of: (request) => request.bestOf !== null && request.bestOf > request.n,
+  logprobs: (request) => request.logprobs !== null,
+  logit_bias: (request) => request.logitBias !== null && Object.keys(request.logitBias).length > 0,
+  suffix: (request) => request.suffix !== null && request.suffix !== '',
+  seed: (request) => request.seed !== null,
+  presence_penalty: (request) => request.presencePenalty !== null && request.presencePenalty !== 0,
+  frequency_penalty: (request) => request.frequencyPenalty !== null && request.frequencyPenalty !== 0,
+  user: (request) => request.user !== null,
+  echo: (request) => request.echo,
+  prompt: (request) => request.prompts.some((prompt) => prompt.kind === 'tokens'),
+  temperature: (request) => request.temperature !== null,
+  top_p: (request) => request.topP !== null,
+} satisfies Record<string, (request: GenerationRequest) => boolean>;
+
+/** A parameter an adapter may refuse (`prompt`: token-array prompts). */
+export type RequestParam = keyof typeof inUseTests;
+
+export const requestParams = Object.keys(inUseTests) as RequestParam[];
 
 export function inUse(request: GenerationRequest, param: RequestParam): boolean {
-  switch (param) {
-    case 'best_of':
-      return request.bestOf !== null && request.bestOf > request.n;
-    case 'logprobs':
-      return request.logprobs !== null;
-    case 'logit_bias':
-      return request.logitBias !== null && Object.keys(request.logitBias).length > 0;
-    case 'suffix':
-      return request.suffix !== null && request.suffix !== '';
-    case 'seed':
-      return request.seed !== null;
-    case 'presence_penalty':
-      return request.presencePenalty !== null && request.presencePenalty !== 0;
-    case 'frequency_penalty':
-      return request.frequencyPenalty !== null && request.frequencyPenalty !== 0;
-    case 'user':
-      return request.user !== null;
-    case 'echo':
-      return request.echo;
-    case 'prompt':
-      return request.prompts.some((prompt) => prompt.kind === 'tokens');
-    case 'temperature':
-      return request.temperature !== null;
-    case 'top_p':
-      return request.topP !== null;
-  }
+  return inUseTests[param](request);
 }
 
 /** Throws a 400 naming the first parameter in use that `unsupported` lists, with its reason. */
@@ -60,23 +41,10 @@ export function refuseAbove(vendor: string, param: 'temperature' | 'top_p', valu
   if (value !== null && value > max) throw unsupportedParameter(param, vendor, `its range is 0–${max}, got ${value} (the gateway does not clamp)`);
 }
 
-/** A vendor's accepted interval for a number; `maxExclusive` when the upper bound itself is refused. */
-export interface NumberRange {
-  /** Smallest accepted value. */
-  min: number;
-  /** Largest accepted value, or the bound just above them when `maxExclusive`. */
-  max: number;
-  /** The vendor refuses `max` itself (Gemini's penalties stop just below 2). */
-  maxExclusive?: boolean;
-}
-
-/** Throws a 400 naming the parameter and vendor when a given value lies outside the vendor's range. */
-export function refuseOutside(vendor: string, param: RequestParam, value: number | null, range: NumberRange): void {
-  if (value === null) return;
-  const aboveMax = range.maxExclusive === true ? value >= range.max : value > range.max;
-  if (value < range.min || aboveMax) {
-    const upper = range.maxExclusive === true ? `below ${range.max}` : `${range.max}`;
-    throw unsupportedParameter(param, vendor, `its range is ${range.min} to ${upper}, got ${value} (the gateway does not clamp)`);
+/** Throws a 400 naming the parameter and vendor unless `value` lies in [min, below) (Gemini's penalties stop just below 2). */
+export function refuseOutside(vendor: string, param: RequestParam, value: number | null, min: number, below: number): void {
+  if (value !== null && (value < min || value >= below)) {
+    throw unsupportedParameter(param, vendor, `its range is ${min} to below ${below}, got ${value} (the gateway does not clamp)`);
   }
 }
 

@@ -13,11 +13,7 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-/**
- * Milliseconds to wait before retrying a call that failed with `error`, or null when the failure is
- * final: output already reached the client, the client left, the error is not retryable, or the
- * retries are spent. Counts the retry in the metrics when it returns a delay.
- */
+/** Milliseconds to wait before retrying a call that failed with `error`, or null when the failure is final; counts the retry it allows. */
 export function retryAfterFailure(error: unknown, retry: number, output: boolean, options: RetryOptions, signal: AbortSignal): number | null {
   if (output || signal.aborted || !(error instanceof VendorError) || !error.retryable || retry >= options.maxRetries) return null;
   const delay = retryDelay(error, retry, options);
@@ -26,7 +22,7 @@ export function retryAfterFailure(error: unknown, retry: number, output: boolean
 }
 
 /** Milliseconds to wait before retry number `retry` (0-based), or null when not worth waiting. */
-export function retryDelay(error: VendorError, retry: number, options: RetryOptions): number | null {
+function retryDelay(error: VendorError, retry: number, options: RetryOptions): number | null {
   if (error.retryAfterSeconds != null) {
     const asked = error.retryAfterSeconds * 1000;
     return asked > options.maxRetryAfterMs ? null : asked;

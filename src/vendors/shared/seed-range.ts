@@ -1,19 +1,14 @@
 /**
- * The seeds a vendor accepts, and the one rule that maps a client's seed into them. Clients may
- * send any int64 (the schema's range); a vendor with a narrower range never receives a seed
- * outside it. The rule: seed + replica, wrapped into the range (for a signed 2^k range that is the
- * value's low k bits read as a signed integer, like a cast in C). It is deterministic, keeps every
- * in-range seed of replica 0 unchanged, and gives each emulated choice (replica r of n) its own
- * seed, so the n choices differ and each stays reproducible.
- *
- * Bounds are bigints: int64's bounds and most of its values are not exact doubles.
+ * The seeds a vendor accepts, and the one rule that maps a client's seed (any int64, the schema's
+ * range) into them: seed + replica, wrapped into the range (for a signed 2^k range, the value's low
+ * k bits read as a signed integer, like a cast in C). It is deterministic, keeps every in-range seed
+ * of replica 0 unchanged, and gives each emulated choice (replica r of n) its own seed, so the n
+ * choices differ and each stays reproducible. Bounds are bigints: most int64s are not exact doubles.
  */
 
-/** An inclusive interval of seeds a vendor accepts. */
+/** The seeds a vendor accepts, bounds included. */
 export interface SeedRange {
-  /** Smallest accepted seed. */
   min: bigint;
-  /** Largest accepted seed. */
   max: bigint;
 }
 

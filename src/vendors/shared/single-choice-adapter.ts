@@ -1,56 +1,57 @@
 /**
  * The adapter shape of chat-only vendors whose every upstream call answers one prompt with one
  * choice (Anthropic, Gemini): endpoint and key from the environment, a model catalogue, one pooled
- * client, a plan that fans prompts × n out into calls (or answers `max_tokens: 0` itself, with no
- * call), and gateway-side echo and stops. A vendor supplies only its plan, its request body and
- * its response parsing (`call`).
+ * client, a plan that refuses what the vendor cannot honour and fans prompts × n out into calls (or
+ * answers `max_tokens: 0` itself, with no call), and gateway-side echo and stops. A vendor supplies
+ * what it honours, its URL, headers and request body, and its response parsing.
  */
 import type { Config } from '../../config/config.js';
+import type { VendorError } from '../../errors/vendor-error.js';
 import type { GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import type { CallPart } from './call-part.js';
 import { emptyAnswerCall } from './empty-answer-call.js';
 import { createModelCatalogue, type CatalogueEntry } from './model-catalogue.js';
-import { parseVendorConfig } from './parse-vendor-config.js';
-import { promptText, type CallGroup, type GenerationPlanDetail } from './plan-generation.js';
+import { planGeneration, promptText, type CallGroup, type GenerationPlanDetail, type VendorAbilities } from './plan-generation.js';
+import { refuseAbove, refuseOutside, refuseUnsupported, tokenPromptReason, type RequestParam } from './refusals.js';
 import { runUpstreamCalls, type PlannedCall } from './run-upstream-calls.js';
 import { UpstreamClient, type ExtractedError } from './upstream-client.js';
-import { resolveEndpoint } from './vendor-endpoint.js';
-import { vendorSliceSchema } from './vendor-slice.js';
+import { parseVendorConfig, resolveEndpoint, vendorSliceSchema } from './vendor-config.js';
 
-export interface SingleCallContext {
-  request: GenerationRequest;
-  model: ModelInfo;
-  plan: GenerationPlanDetail;
-  group: CallGroup;
-  client: UpstreamClient;
-  /** Base URL without a trailing slash. */
-  baseUrl: string;
-  apiKey: string;
-  requestId: string;
-  signal: AbortSignal;
-}
+/** Builds the VendorError for an error the vendor reports inside an answer or a stream. */
+export type VendorFailure = (status: number, message: string | null, retryAfterSeconds?: number | null) => VendorError;
 
-export interface SingleChoiceVendor {
+export interface SingleChoiceVendor extends Pick<VendorAbilities, 'maxStops' | 'acceptsStop' | 'seedRange'> {
   vendor: string;
   /** `ANTHROPIC` → ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL. */
   envPrefix: string;
   defaultBaseUrl: string;
   models: CatalogueEntry[];
+  /** Parameters with no equivalent, with the reason given to clients (token prompts are always refused). */
+  unsupported: Partial<Record<RequestParam, string>>;
+  /** Ours reach 2: a temperature above this is refused, never clamped. */
+  maxTemperature: number;
+  /** The presence and frequency penalties the vendor takes, from `min` up to but not including `below`. */
+  penaltyRange?: { min: number; below: number };
+  /** The headers carrying the key (the request id is added). */
+  headers(apiKey: string): Record<string, string>;
+  /** Where one call goes; `baseUrl` has no trailing slash. */
+  url(baseUrl: string, model: string, stream: boolean): string;
+  /** One call's body: one prompt, one conversation, `prompt` being its single user turn. */
+  body(request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup, prompt: string): Record<string, unknown>;
   extractError(text: string): ExtractedError;
-  plan(vendor: string, request: GenerationRequest): GenerationPlanDetail;
-  /** One upstream call: send it, and turn its answer (whole or streamed) into batches of call parts. */
-  call(context: SingleCallContext): AsyncIterable<CallPart[]>;
+  /** A whole answer → its call parts. */
+  responseParts(vendor: string, text: string, failure: VendorFailure): CallPart[];
+  /** A streamed answer → batches of call parts. */
+  streamParts(vendor: string, body: AsyncIterable<Buffer>, failure: VendorFailure): AsyncIterable<CallPart[]>;
 }
 
 /** The adapter, or the message saying which variable enables the vendor. */
 export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVendor): VendorAdapter<GenerationPlanDetail> | string {
   const { vendor } = spec;
   const slice = parseVendorConfig(vendor, vendorSliceSchema, config.vendors[vendor]);
-  const endpoint = resolveEndpoint({
-    vendor,
-    vendorEnv: config.vendorEnv,
+  const endpoint = resolveEndpoint(config, slice.baseUrl, {
+    name: vendor,
     envPrefix: spec.envPrefix,
-    sliceBaseUrl: slice.baseUrl,
     defaultBaseUrl: spec.defaultBaseUrl,
     keyRequired: true,
   });
@@ -58,16 +59,35 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
   const apiKey = endpoint.apiKey;
   if (apiKey === null) throw new Error(`resolveEndpoint offered '${vendor}' without the key it requires`);
   const baseUrl = endpoint.baseUrl.replace(/\/+$/, '');
-  const catalogue = createModelCatalogue(vendor, spec.models, slice.models, {
-    contextWindow: slice.unlistedContextWindow,
-    nativeCompletions: false,
-    logprobs: false,
-    allowUnlisted: slice.allowUnlistedModels,
-  });
+  const authHeaders = spec.headers(apiKey);
+  const catalogue = createModelCatalogue(vendor, spec.models, slice, { nativeCompletions: false, logprobs: false });
   const client = new UpstreamClient({ vendor, transport: slice, credentialVariable: endpoint.keyVariable, secrets: [apiKey], extractError: spec.extractError });
+
+  const unsupported = { prompt: tokenPromptReason, ...spec.unsupported };
+  const { maxStops, acceptsStop, seedRange } = spec;
+  const abilities: VendorAbilities = { promptList: false, nativeN: false, nativeEcho: false, maxStops, acceptsStop, seedRange, zeroMaxTokens: false };
+  const plan = (request: GenerationRequest): GenerationPlanDetail => {
+    refuseUnsupported(request, vendor, unsupported);
+    refuseAbove(vendor, 'temperature', request.temperature, spec.maxTemperature);
+    const penalties = spec.penaltyRange;
+    if (penalties) {
+      refuseOutside(vendor, 'presence_penalty', request.presencePenalty, penalties.min, penalties.below);
+      refuseOutside(vendor, 'frequency_penalty', request.frequencyPenalty, penalties.min, penalties.below);
+    }
+    return planGeneration(request, abilities);
+  };
 
   const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
     if (plan.emptyAnswer) return [emptyAnswerCall(request, model, plan)];
+    const failure: VendorFailure = (status, message, retryAfterSeconds) => client.failure(status, message, model.name, retryAfterSeconds);
+    async function* run(group: CallGroup, signal: AbortSignal): AsyncGenerator<CallPart[]> {
+      const url = new URL(spec.url(baseUrl, model.name, request.stream));
+      const headers = { ...authHeaders, 'x-request-id': requestId };
+      const body = JSON.stringify(spec.body(request, plan, group, promptText(request.prompts[group.promptIndexes[0]])));
+      const response = await client.open({ url, headers, body, streaming: request.stream, signal, model: model.name });
+      if (request.stream) yield* spec.streamParts(vendor, client.chunks(response, signal), failure);
+      else yield spec.responseParts(vendor, await client.readText(response, signal), failure);
+    }
     return plan.groups.map((group) => {
       const prompt = request.prompts[group.promptIndexes[0]];
       return {
@@ -79,7 +99,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
         vendorEcho: false,
         candidatesPerChoice: 1,
         countTokens: model.countTokens,
-        run: (signal: AbortSignal) => spec.call({ request, model, plan, group, client, baseUrl, apiKey, requestId, signal }),
+        run: (signal: AbortSignal) => run(group, signal),
       };
     });
   };
@@ -88,10 +108,9 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
     name: vendor,
     listModels: () => catalogue.list(),
     resolveModel: (name) => catalogue.resolve(name),
-    prepare: (request) => spec.plan(vendor, request),
+    prepare: (request) => plan(request),
     stream(request, model, options): AsyncIterable<StreamPart[]> {
-      const plan = options.plan ?? spec.plan(vendor, request);
-      return runUpstreamCalls(calls(request, model, options.requestId, plan), {
+      return runUpstreamCalls(calls(request, model, options.requestId, options.plan ?? plan(request)), {
         signal: options.signal,
         retry: slice,
         maxConcurrentCalls: slice.maxConcurrentCalls,
