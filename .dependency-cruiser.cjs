@@ -38,13 +38,14 @@ module.exports = {
       severity: 'error',
       // create-adapters.ts is the one place that lists the vendors.
       from: { path: '^src/vendors/(shared/|[^/]+\\.ts$)', pathNot: '^src/vendors/create-adapters\\.ts$' },
-      to: { path: '^src/vendors/(openai|openai-compatible|anthropic|gemini|local)/' },
+      to: { path: '^src/vendors/(?!shared/)[^/]+/' },
     },
     {
       name: 'vendor-folders-stay-apart',
       severity: 'error',
-      from: { path: '^src/vendors/(openai-compatible|anthropic|gemini|local)/' },
-      to: { path: '^src/vendors/(openai|openai-compatible|anthropic|gemini|local)/', pathNot: '^src/vendors/$1/' },
+      // Every vendor folder, whatever its name; openai/ is a preset of openai-compatible/ and may use it.
+      from: { path: '^src/vendors/(?!shared/)([^/]+)/', pathNot: '^src/vendors/openai/' },
+      to: { path: '^src/vendors/(?!shared/)[^/]+/', pathNot: '^src/vendors/$1/' },
     },
     {
       name: 'errors-at-the-bottom',
