@@ -16,8 +16,7 @@ import { chatBody, completionsBody } from './openai-compatible-bodies.js';
 import { planOpenAICompatible, type OpenAICompatiblePlan } from './openai-compatible-plan.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
 import { openaiCompatibleUrl } from './openai-compatible-url.js';
-import { chatResponseParts, chatStreamParts } from './parse-openai-compatible-chat.js';
-import { completionResponseParts, completionStreamParts } from './parse-openai-compatible-completions.js';
+import { chatFormat, completionFormat, responseParts, streamParts } from './parse-openai-compatible-response.js';
 
 /** One OpenAI-compatible vendor, resolved from its preset, environment and config slice. */
 export interface OpenAICompatibleAdapterOptions {
@@ -114,9 +113,9 @@ async function* callParts(
   const response = await client.open(request);
   if (!request.streaming) {
     const text = await client.readText(response, request.signal);
-    yield mode === 'native' ? completionResponseParts(client.vendor, text) : chatResponseParts(client.vendor, text);
+    yield mode === 'native' ? responseParts(client.vendor, completionFormat, text) : responseParts(client.vendor, chatFormat, text);
     return;
   }
   const chunks = client.chunks(response, request.signal);
-  yield* mode === 'native' ? completionStreamParts(client.vendor, chunks, choiceCount) : chatStreamParts(client.vendor, chunks, choiceCount);
+  yield* mode === 'native' ? streamParts(client.vendor, completionFormat, chunks, choiceCount) : streamParts(client.vendor, chatFormat, chunks, choiceCount);
 }
