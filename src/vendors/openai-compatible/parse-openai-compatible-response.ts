@@ -10,14 +10,7 @@ import { decodeSseBody } from '../shared/decode-sse-body.js';
 import { malformedUpstream, upstreamStreamError } from '../shared/map-upstream-error.js';
 import { parseUpstreamJson } from '../shared/parse-upstream-json.js';
 import type { FinishReason, TokenLogprob, Usage } from '../types.js';
-import {
-  openaiChatSchema,
-  openaiCompletionSchema,
-  type OpenAIChat,
-  type OpenAICompletion,
-  type OpenAILogprobs,
-  type OpenAIUsage,
-} from './openai-compatible-api.js';
+import { openaiChatSchema, openaiCompletionSchema, type OpenAIChat, type OpenAICompletion, type OpenAILogprobs } from './openai-compatible-api.js';
 
 /** How one of the two endpoints' bodies is read; `whole` is false for a stream chunk. */
 interface ResponseFormat<Body extends OpenAICompletion | OpenAIChat> {
@@ -125,7 +118,7 @@ function mapLogprobs(logprobs: OpenAILogprobs | null | undefined): TokenLogprob[
 }
 
 /** The vendor's counts, or null for a usage object without them (`{}`), which reports nothing. */
-function mapUsage(usage: OpenAIUsage | null | undefined): Usage | null {
+function mapUsage(usage: OpenAICompletion['usage']): Usage | null {
   if (usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)) return null;
   return {
     promptTokens: usage.prompt_tokens ?? 0,

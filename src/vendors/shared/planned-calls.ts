@@ -4,21 +4,19 @@
  * at once with "length" (after its prompt, when echo is set), billed an exact zero, not an
  * estimate: no vendor was called.
  */
-import type { GenerationRequest, ModelInfo, PromptInput } from '../types.js';
+import type { GenerationRequest, ModelInfo } from '../types.js';
 import { noUsage } from '../usage.js';
 import type { CallPart } from './call-part.js';
+import type { CallUsageShape } from './call-usage.js';
 import { promptText, type CallGroup, type GenerationPlanDetail } from './plan-generation.js';
 import type { PlannedCall } from './run-upstream-calls.js';
 
 /** What the vendor itself does for every call of a request: echo the prompt, rank several candidates per choice. */
-export interface VendorSide {
-  vendorEcho: boolean;
-  candidatesPerChoice: number;
-}
+export type VendorSide = Pick<CallUsageShape, 'vendorEcho' | 'candidatesPerChoice'>;
 
 const gatewaySide: VendorSide = { vendorEcho: false, candidatesPerChoice: 1 };
 
-/** `run(group, choiceCount)` makes one group's call. */
+/** `run(group, choiceCount)` makes one group's call; an empty answer is one call over every prompt. */
 export function plannedCalls(
   request: GenerationRequest,
   model: ModelInfo,
@@ -26,37 +24,24 @@ export function plannedCalls(
   run: (group: CallGroup, choiceCount: number) => PlannedCall['run'],
   vendor: VendorSide = gatewaySide,
 ): PlannedCall[] {
-  if (plan.emptyAnswer) {
-    const choiceCount = request.prompts.length * request.n;
-    return [call(plan, model, 0, request.prompts, request.n, gatewaySide, () => emptyAnswerParts(choiceCount))];
-  }
-  return plan.groups.map((group) => {
+  const empty = plan.emptyAnswer;
+  const groups = empty ? [{ promptIndexes: request.prompts.map((_, index) => index), n: request.n, choiceOffset: 0, seed: null }] : plan.groups;
+  const side = empty ? gatewaySide : vendor;
+  return groups.map((group) => {
     const prompts = group.promptIndexes.map((index) => request.prompts[index]);
-    return call(plan, model, group.choiceOffset, prompts, group.n, vendor, run(group, prompts.length * group.n));
+    const choiceCount = prompts.length * group.n;
+    return {
+      choiceOffset: group.choiceOffset,
+      choiceCount,
+      echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, choice) => promptText(prompts[Math.floor(choice / group.n)])) : null,
+      stops: plan.gatewayStops,
+      prompts,
+      vendorEcho: side.vendorEcho,
+      candidatesPerChoice: side.candidatesPerChoice,
+      countTokens: model.countTokens,
+      run: empty ? () => emptyAnswerParts(choiceCount) : run(group, choiceCount),
+    };
   });
-}
-
-function call(
-  plan: GenerationPlanDetail,
-  model: ModelInfo,
-  choiceOffset: number,
-  prompts: PromptInput[],
-  n: number,
-  vendor: VendorSide,
-  run: PlannedCall['run'],
-): PlannedCall {
-  const choiceCount = prompts.length * n;
-  return {
-    choiceOffset,
-    choiceCount,
-    echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, choice) => promptText(prompts[Math.floor(choice / n)])) : null,
-    stops: plan.gatewayStops,
-    prompts,
-    vendorEcho: vendor.vendorEcho,
-    candidatesPerChoice: vendor.candidatesPerChoice,
-    countTokens: model.countTokens,
-    run,
-  };
 }
 
 async function* emptyAnswerParts(choiceCount: number): AsyncGenerator<CallPart[]> {
