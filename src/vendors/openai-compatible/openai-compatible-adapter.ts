@@ -4,26 +4,22 @@
  * streams stream, always asking for usage.
  */
 import type { CallPart } from '../shared/call-part.js';
-import { emptyAnswerCall } from '../shared/empty-answer-call.js';
 import type { ModelCatalogue } from '../shared/model-catalogue.js';
-import { promptText, type CallGroup } from '../shared/plan-generation.js';
-import { runUpstreamCalls, type PlannedCall } from '../shared/run-upstream-calls.js';
+import { tryParseJson } from '../shared/parse-upstream-json.js';
+import { plannedCalls } from '../shared/planned-calls.js';
+import { runUpstreamCalls } from '../shared/run-upstream-calls.js';
 import type { TransportOptions } from '../shared/transport-options.js';
-import { UpstreamClient, type UpstreamRequest } from '../shared/upstream-client.js';
+import { UpstreamClient, type ExtractedError, type UpstreamRequest } from '../shared/upstream-client.js';
 import type { GenerationOptions, GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
-import { extractOpenAICompatibleError } from './extract-openai-compatible-error.js';
+import { openaiErrorBodySchema } from './openai-compatible-api.js';
 import { chatBody, completionsBody } from './openai-compatible-bodies.js';
 import { planOpenAICompatible, type OpenAICompatiblePlan } from './openai-compatible-plan.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
-import { openaiCompatibleUrl } from './openai-compatible-url.js';
-import { chatResponseParts, chatStreamParts } from './parse-openai-compatible-chat.js';
-import { completionResponseParts, completionStreamParts } from './parse-openai-compatible-completions.js';
+import { chatFormat, completionFormat, responseParts, streamParts } from './parse-openai-compatible-response.js';
 
 /** One OpenAI-compatible vendor, resolved from its preset, environment and config slice. */
 export interface OpenAICompatibleAdapterOptions {
-  /** What the server can do. */
   preset: OpenAICompatiblePreset;
-  /** The server's base URL, as configured. */
   baseUrl: string;
   /** The key sent in the preset's auth header; null for keyless servers. */
   apiKey: string | null;
@@ -31,9 +27,7 @@ export interface OpenAICompatibleAdapterOptions {
   apiKeyVariable: string | null;
   /** Azure's api-version (`<PREFIX>_API_VERSION`); null for the preset's default. */
   apiVersion: string | null;
-  /** Pool size, time limits, retries. */
   transport: TransportOptions;
-  /** The models offered. */
   catalogue: ModelCatalogue;
 }
 
@@ -44,7 +38,7 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     transport,
     credentialVariable: options.apiKeyVariable,
     secrets: options.apiKey ? [options.apiKey] : [],
-    extractError: extractOpenAICompatibleError,
+    extractError,
   });
   const authHeaders: Record<string, string> = {};
   if (options.apiKey) {
@@ -58,29 +52,10 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     const key = `${mode} ${model}`;
     let url = urls.get(key);
     if (url === undefined) {
-      url = openaiCompatibleUrl(preset, options.baseUrl, mode, model, options.apiVersion);
+      url = callUrl(preset, options.baseUrl, mode, model, options.apiVersion);
       if (urls.size < 1_000) urls.set(key, url);
     }
     return url;
-  };
-
-  const callFor = (request: GenerationRequest, model: ModelInfo, plan: OpenAICompatiblePlan, group: CallGroup, requestId: string): PlannedCall => {
-    const prompts = group.promptIndexes.map((index) => request.prompts[index]);
-    const choiceCount = prompts.length * group.n;
-    const body = plan.mode === 'native' ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
-    const url = urlFor(plan.mode, model.name);
-    const headers = { 'x-request-id': requestId, ...authHeaders };
-    return {
-      choiceOffset: group.choiceOffset,
-      choiceCount,
-      echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, local) => promptText(prompts[Math.floor(local / group.n)])) : null,
-      stops: plan.gatewayStops,
-      prompts,
-      vendorEcho: request.echo && !plan.gatewayEcho,
-      candidatesPerChoice: plan.mode === 'native' && request.bestOf !== null && request.bestOf > request.n ? request.bestOf / request.n : 1,
-      countTokens: model.countTokens,
-      run: (signal: AbortSignal) => callParts(client, plan.mode, { url, headers, body, streaming: request.stream, signal, model: model.name }, choiceCount),
-    };
   };
 
   return {
@@ -90,9 +65,22 @@ export function createOpenAICompatibleAdapter(options: OpenAICompatibleAdapterOp
     prepare: (request, model) => planOpenAICompatible(preset, request, model),
     stream(request: GenerationRequest, model: ModelInfo, generation: GenerationOptions<OpenAICompatiblePlan>): AsyncIterable<StreamPart[]> {
       const plan = generation.plan ?? planOpenAICompatible(preset, request, model);
-      const calls = plan.emptyAnswer
-        ? [emptyAnswerCall(request, model, plan)]
-        : plan.groups.map((group) => callFor(request, model, plan, group, generation.requestId));
+      const native = plan.mode === 'native';
+      const headers = { 'x-request-id': generation.requestId, ...authHeaders };
+      const calls = plannedCalls(
+        request,
+        model,
+        plan,
+        (group, choiceCount) => {
+          const body = native ? completionsBody(preset, request, plan, group) : chatBody(preset, request, plan, group);
+          const url = urlFor(plan.mode, model.name);
+          return (signal) => callParts(client, plan.mode, { url, headers, body, streaming: request.stream, signal, model: model.name }, choiceCount);
+        },
+        {
+          vendorEcho: request.echo && !plan.gatewayEcho,
+          candidatesPerChoice: native && request.bestOf !== null && request.bestOf > request.n ? request.bestOf / request.n : 1,
+        },
+      );
       return runUpstreamCalls(calls, {
         signal: generation.signal,
         retry: transport,
@@ -114,9 +102,32 @@ async function* callParts(
   const response = await client.open(request);
   if (!request.streaming) {
     const text = await client.readText(response, request.signal);
-    yield mode === 'native' ? completionResponseParts(client.vendor, text) : chatResponseParts(client.vendor, text);
+    yield mode === 'native' ? responseParts(client.vendor, completionFormat, text) : responseParts(client.vendor, chatFormat, text);
     return;
   }
   const chunks = client.chunks(response, request.signal);
-  yield* mode === 'native' ? completionStreamParts(client.vendor, chunks, choiceCount) : chatStreamParts(client.vendor, chunks, choiceCount);
+  yield* mode === 'native' ? streamParts(client.vendor, completionFormat, chunks, choiceCount) : streamParts(client.vendor, chatFormat, chunks, choiceCount);
+}
+
+/** `{base}{path}`, or Azure's deployment URL with its api-version (AZURE_OPENAI_API_VERSION, else 2024-10-21). */
+function callUrl(preset: OpenAICompatiblePreset, baseUrl: string, mode: 'native' | 'chat', model: string, apiVersion: string | null): URL {
+  const base = baseUrl.replace(/\/+$/, '');
+  if (preset.urlStyle === 'azure') {
+    const operation = mode === 'native' ? 'completions' : 'chat/completions';
+    const url = new URL(`${base}/openai/deployments/${encodeURIComponent(model)}/${operation}`);
+    url.searchParams.set('api-version', apiVersion ?? '2024-10-21');
+    return url;
+  }
+  const path = preset.paths[mode];
+  // SDK-style base URLs often end in /v1 already (OPENAI_BASE_URL=https://api.openai.com/v1).
+  return new URL(base.endsWith('/v1') && path.startsWith('/v1/') ? `${base}${path.slice(3)}` : `${base}${path}`);
+}
+
+/** The message of an error body in any of the shapes OpenAI-compatible servers use; else its first 300 characters. */
+function extractError(text: string): ExtractedError {
+  const body = tryParseJson(openaiErrorBodySchema, text);
+  if (!body) return { message: text.trim() ? text.trim().slice(0, 300) : null };
+  const error = body.error;
+  const message = typeof error === 'string' ? error : (error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : null));
+  return { message: message ?? null };
 }

@@ -23,7 +23,6 @@ export const openaiUsageSchema = z.object({
   prompt_cache_hit_tokens: count.nullish(),
 });
 
-/** Token counts as an OpenAI-compatible server reports them. */
 export type OpenAIUsage = z.infer<typeof openaiUsageSchema>;
 
 /** The legacy completions `logprobs` object: parallel arrays, one entry per token. */
@@ -33,7 +32,6 @@ export const openaiLogprobsSchema = z.object({
   top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).nullish(),
 });
 
-/** A choice's logprobs as the server sends them. */
 export type OpenAILogprobs = z.infer<typeof openaiLogprobsSchema>;
 
 const streamErrorSchema = z.object({ message: z.string().nullish(), type: z.string().nullish(), code: z.unknown().optional() }).nullish();
@@ -55,7 +53,6 @@ export const openaiCompletionSchema = z.object({
   error: streamErrorSchema,
 });
 
-/** A parsed completions answer or stream chunk. */
 export type OpenAICompletion = z.infer<typeof openaiCompletionSchema>;
 
 /** A chat completion, or one chunk of a chat stream (chat-mode completions). */
@@ -77,7 +74,6 @@ export const openaiChatSchema = z.object({
   error: streamErrorSchema,
 });
 
-/** A parsed chat completion or stream chunk. */
 export type OpenAIChat = z.infer<typeof openaiChatSchema>;
 
 /** `{error: {message}}` (OpenAI), `{error: "…"}` (Ollama), `{message}` / `{detail}` (vLLM, others). */

@@ -40,23 +40,11 @@ export class CallUsage {
   }
 
   observe(part: CallPart): void {
-    switch (part.type) {
-      case 'usage':
-        this.reported = part.usage;
-        this.answered = true;
-        break;
-      case 'usage-progress':
-        this.progress = part.usage;
-        break;
-      case 'text-delta':
-        this.answered = true;
-        this.texts[part.choice] = (this.texts[part.choice] ?? '') + part.text;
-        break;
-      case 'finish':
-        this.answered = true;
-        break;
-      default:
-        break;
+    if (part.type === 'usage-progress') this.progress = part.usage;
+    else if (part.type !== 'metadata') {
+      this.answered = true;
+      if (part.type === 'usage') this.reported = part.usage;
+      else if (part.type === 'text-delta') this.texts[part.choice] = (this.texts[part.choice] ?? '') + part.text;
     }
   }
 

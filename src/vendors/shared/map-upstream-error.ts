@@ -24,52 +24,23 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   const { vendor, status } = failure;
   const detail = failure.message ? redact(shorten(failure.message), failure.secrets) : null;
   const said = detail ? `: ${detail}` : '';
-  const error = (message: string, options: Omit<VendorErrorOptions, 'vendor' | 'upstreamStatus'>) =>
-    new VendorError(message, { ...options, vendor, upstreamStatus: status });
+  const error = (message: string, clientStatus: number, code: string, retryable: boolean, more: Partial<VendorErrorOptions> = {}) =>
+    new VendorError(message, { ...more, vendor, status: clientStatus, code, retryable, upstreamStatus: status });
+  const retryAfter = { retryAfterSeconds: failure.retryAfterSeconds };
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
-    return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, {
-      status: 502,
-      code: 'upstream_auth_failed',
-      retryable: false,
-    });
+    return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, 502, 'upstream_auth_failed', false);
   }
   if (status === 404) {
-    return error(`The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`, {
-      status: 404,
-      type: 'invalid_request_error',
-      code: 'model_not_found',
-      param: 'model',
-      retryable: false,
-    });
+    const message = `The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`;
+    return error(message, 404, 'model_not_found', false, { type: 'invalid_request_error', param: 'model' });
   }
-  if (status === 429) {
-    return error(`The '${vendor}' vendor is rate limiting the gateway${said}.`, {
-      status: 429,
-      code: 'upstream_rate_limited',
-      retryable: true,
-      retryAfterSeconds: failure.retryAfterSeconds,
-    });
-  }
-  if (status === 408) {
-    return error(`The '${vendor}' vendor timed out (HTTP 408).`, { status: 504, code: 'upstream_timeout', retryable: true });
-  }
-  if (status === 400 || status === 413 || status === 422) {
-    return error(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, {
-      status: 400,
-      code: 'upstream_invalid_request',
-      retryable: false,
-    });
-  }
-  if (status >= 500) {
-    return error(`The '${vendor}' vendor failed (HTTP ${status})${said}.`, {
-      status: 502,
-      code: 'upstream_error',
-      retryable: true,
-      retryAfterSeconds: failure.retryAfterSeconds,
-    });
-  }
-  return error(`The '${vendor}' vendor answered HTTP ${status}${said}.`, { status: 502, code: 'upstream_error', retryable: false });
+  if (status === 429) return error(`The '${vendor}' vendor is rate limiting the gateway${said}.`, 429, 'upstream_rate_limited', true, retryAfter);
+  if (status === 408) return error(`The '${vendor}' vendor timed out (HTTP 408).`, 504, 'upstream_timeout', true);
+  const rejected = status === 400 || status === 413 || status === 422;
+  if (rejected) return error(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, 400, 'upstream_invalid_request', false);
+  if (status >= 500) return error(`The '${vendor}' vendor failed (HTTP ${status})${said}.`, 502, 'upstream_error', true, retryAfter);
+  return error(`The '${vendor}' vendor answered HTTP ${status}${said}.`, 502, 'upstream_error', false);
 }
 
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);

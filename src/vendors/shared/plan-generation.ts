@@ -4,7 +4,7 @@
  * multi-message chat), n parallel calls where it lacks `n`, gateway-enforced stops and echo where
  * it cannot take them, each call's seed within its seed range (seed-range.ts), and `max_tokens: 0`
  * answered without a call where it cannot (chat APIs want at least one token, or read 0 as "the
- * default"; empty-answer-call.ts).
+ * default"; planned-calls.ts).
  */
 import type { GenerationRequest, PromptInput } from '../types.js';
 import { seedInRange, type SeedRange } from './seed-range.js';

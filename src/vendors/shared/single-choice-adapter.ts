@@ -9,10 +9,10 @@ import type { Config } from '../../config/config.js';
 import type { VendorError } from '../../errors/vendor-error.js';
 import type { GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import type { CallPart } from './call-part.js';
-import { emptyAnswerCall } from './empty-answer-call.js';
 import { createModelCatalogue, type CatalogueEntry } from './model-catalogue.js';
 import { planGeneration, promptText, type CallGroup, type GenerationPlanDetail, type VendorAbilities } from './plan-generation.js';
 import { refuseAbove, refuseOutside, refuseUnsupported, tokenPromptReason, type RequestParam } from './refusals.js';
+import { plannedCalls } from './planned-calls.js';
 import { runUpstreamCalls, type PlannedCall } from './run-upstream-calls.js';
 import { UpstreamClient, type ExtractedError } from './upstream-client.js';
 import { parseVendorConfig, resolveEndpoint, vendorSliceSchema } from './vendor-config.js';
@@ -78,7 +78,6 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
   };
 
   const calls = (request: GenerationRequest, model: ModelInfo, requestId: string, plan: GenerationPlanDetail): PlannedCall[] => {
-    if (plan.emptyAnswer) return [emptyAnswerCall(request, model, plan)];
     const failure: VendorFailure = (status, message, retryAfterSeconds) => client.failure(status, message, model.name, retryAfterSeconds);
     async function* run(group: CallGroup, signal: AbortSignal): AsyncGenerator<CallPart[]> {
       const url = new URL(spec.url(baseUrl, model.name, request.stream));
@@ -88,20 +87,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
       if (request.stream) yield* spec.streamParts(vendor, client.chunks(response, signal), failure);
       else yield spec.responseParts(vendor, await client.readText(response, signal), failure);
     }
-    return plan.groups.map((group) => {
-      const prompt = request.prompts[group.promptIndexes[0]];
-      return {
-        choiceOffset: group.choiceOffset,
-        choiceCount: 1,
-        echo: plan.gatewayEcho ? [promptText(prompt)] : null,
-        stops: plan.gatewayStops,
-        prompts: [prompt],
-        vendorEcho: false,
-        candidatesPerChoice: 1,
-        countTokens: model.countTokens,
-        run: (signal: AbortSignal) => run(group, signal),
-      };
-    });
+    return plannedCalls(request, model, plan, (group) => (signal) => run(group, signal));
   };
 
   return {

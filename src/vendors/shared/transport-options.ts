@@ -12,11 +12,7 @@ export const transportOptionsShape = {
   /** Non-stream calls: max wait for the whole answer; streams: for the first event, ms (default 600 s; vendors answer only when done). */
   responseTimeoutMs: z.number().int().positive().default(600_000),
   /** Largest non-stream answer read from an upstream, bytes (default 32 MiB); a bigger one is a 502, never buffered. */
-  maxResponseBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(32 * 1024 * 1024),
+  maxResponseBytes: z.number().int().positive().default(33_554_432),
   /** Retries after the first attempt, before any output (default 2). */
   maxRetries: z.number().int().min(0).max(10).default(2),
   /** First backoff step, ms (default 500); doubles per attempt, with jitter. */

@@ -23,11 +23,9 @@ import type { TransportOptions } from './transport-options.js';
 
 /** One call to make. */
 export interface UpstreamRequest {
-  /** Where to POST. */
   url: URL;
   /** Auth and tracing headers; content-type and accept are added. */
   headers: Record<string, string>;
-  /** The JSON body, as text. */
   body: string;
   /** Streams wait at most the idle limit for their headers; non-stream calls up to the whole-answer limit. */
   streaming: boolean;
@@ -39,8 +37,6 @@ export interface UpstreamRequest {
 
 /** A 2xx answer whose body is still to be read (`readText` or `chunks`). */
 export interface UpstreamResponse {
-  /** The HTTP status (2xx). */
-  status: number;
   /** The body as undici delivers it: a readable stream of Buffers. */
   body: Dispatcher.ResponseData['body'];
   /** What ends the call early; released once the body is read (or left). */
@@ -59,15 +55,12 @@ export interface ExtractedError {
 
 /** What one vendor's client needs. */
 export interface UpstreamClientOptions {
-  /** The vendor's name, in every error message. */
   vendor: string;
-  /** Pool size and time limits. */
   transport: TransportOptions;
   /** The env variable holding the key (for credential error messages), or null for keyless vendors. */
   credentialVariable: string | null;
   /** Strings never repeated in an error message (the vendor key). */
   secrets: readonly string[];
-  /** Reads the vendor's error body format. */
   extractError(bodyText: string): ExtractedError;
 }
 
@@ -115,7 +108,7 @@ export class UpstreamClient {
     }
     const status = response.statusCode;
     reportUpstreamCall(vendor, (performance.now() - started) / 1000, String(status));
-    if (status >= 200 && status < 300) return { status, body: response.body, abort };
+    if (status >= 200 && status < 300) return { body: response.body, abort };
     const text = await readError(response.body, errorBodyLimit);
     abort.release();
     if (request.signal.aborted) throw abortReason(request.signal);
