@@ -1,6 +1,6 @@
 /** accounts, keys, usage, budgets, limits, migrate: thin wrappers over the Storage interface. */
 import { Option, type Command } from 'commander';
-import { generateKey } from '../auth/api-keys.js';
+import { issueKey } from '../auth/api-keys.js';
 import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
@@ -60,16 +60,9 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
         if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
-        const generated = generateKey();
-        await storage.createKey({
-          id: generated.id,
-          accountId: options.account,
-          name: options.name ?? null,
-          prefix: generated.prefix,
-          secretHash: generated.secretHash,
-        });
-        print(`created key ${generated.id} for ${options.account}; it is shown only this once:`);
-        print(generated.key);
+        const issued = await issueKey(storage, options.account, options.name ?? null);
+        print(`created key ${issued.id} for ${options.account}; it is shown only this once:`);
+        print(issued.key);
       });
     });
   keys

@@ -1,5 +1,5 @@
 /** On an empty database: create account `default` with one key and print the key once. */
-import { generateKey } from '../auth/api-keys.js';
+import { issueKey } from '../auth/api-keys.js';
 import type { Account, Storage } from '../storage/types.js';
 
 export interface BootstrapResult {
@@ -15,9 +15,8 @@ export async function bootstrapDefaultAccount(storage: Storage): Promise<Bootstr
   } catch {
     return null; // another instance created it first; its key was printed there
   }
-  const generated = generateKey();
-  await storage.createKey({ id: generated.id, accountId: account.id, name: 'default', prefix: generated.prefix, secretHash: generated.secretHash });
-  return { accountId: account.id, key: generated.key };
+  const { key } = await issueKey(storage, account.id, 'default');
+  return { accountId: account.id, key };
 }
 
 export function bootstrapBanner(result: BootstrapResult, baseUrl: string, model: string): string {
