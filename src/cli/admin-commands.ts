@@ -6,7 +6,6 @@ import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { positiveInteger } from './cli-arguments.js';
-import { formatTable } from './format-table.js';
 
 type LoadConfig = () => Config;
 
@@ -146,4 +145,16 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
         print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
       });
     });
+}
+
+/** A plain left-aligned text table for terminal output. */
+function formatTable(header: string[], rows: (string | number)[][]): string {
+  const all = [header, ...rows].map((row) => row.map(String));
+  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
+  return all.map(line).join('\n');
 }
