@@ -1,4 +1,4 @@
-/** On an empty database: create account `default` with one key and print the key once. */
+/** On an empty database: create account `default` with one key, and print the key once. */
 import { issueKey } from '../auth/api-keys.js';
 import type { Account, Storage } from '../storage/types.js';
 
@@ -19,19 +19,23 @@ export async function bootstrapDefaultAccount(storage: Storage): Promise<Bootstr
   return { accountId: account.id, key };
 }
 
-export function bootstrapBanner(result: BootstrapResult, baseUrl: string, model: string): string {
-  return [
+/** The address line and, when this start created the first account, its key and a request to try. */
+export function announce(url: string, workers: number | null, bootstrapped: BootstrapResult | null, firstModel = 'local/tollgate-small'): void {
+  process.stdout.write(`Tollgate listening on ${url}${workers === null ? '' : ` (${workers} workers)`}\n`);
+  if (!bootstrapped) return;
+  const banner = [
     '',
-    `Created account 'default' (${result.accountId}) with an API key. It is shown only this once:`,
+    `Created account 'default' (${bootstrapped.accountId}) with an API key. It is shown only this once:`,
     '',
-    `  ${result.key}`,
+    `  ${bootstrapped.key}`,
     '',
     'Try it:',
     '',
-    `  curl -s ${baseUrl}/v5/completions \\`,
+    `  curl -s ${url}/v5/completions \\`,
     `    -H 'content-type: application/json' \\`,
-    `    -H 'x-api-key: ${result.key}' \\`,
-    `    -d '{"model": "${model}", "prompt": "The state of the union is", "max_tokens": 24}'`,
+    `    -H 'x-api-key: ${bootstrapped.key}' \\`,
+    `    -d '{"model": "${firstModel}", "prompt": "The state of the union is", "max_tokens": 24}'`,
     '',
-  ].join('\n');
+  ];
+  process.stdout.write(`${banner.join('\n')}\n`);
 }
