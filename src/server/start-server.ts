@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage } from '../storage/types.js';
-import { createAdmission } from '../usage/create-admission.js';
+import { createAdmission } from '../usage/quota-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
 import { announce, bootstrapDefaultAccount, type BootstrapResult } from './bootstrap-account.js';
