@@ -8,7 +8,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { isMessage, type Message, type MetricsSnapshot } from './cluster-metrics-messages.js';
+import { ignoreClosedChannel, isMessage, type Message, type MetricsSnapshot } from './cluster-metrics-messages.js';
 
 /** How long a collection waits for the workers; one that has not answered by then counts with its previous report. */
 const collectionTimeoutMs = 2_000;
@@ -120,5 +120,3 @@ export class ClusterMetricsPrimary {
     }
   }
 }
-
-function ignoreClosedChannel(): void {}

@@ -5,7 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import { GatewayError } from '../errors/gateway-error.js';
-import { isMessage, type Message } from './cluster-metrics-messages.js';
+import { ignoreClosedChannel, isMessage, type Message } from './cluster-metrics-messages.js';
 
 type ScrapeAnswer = Message<'tollgate-metrics-scraped'>;
 
@@ -60,8 +60,6 @@ export function createClusterMetricsWorker(registry: Registry): ClusterMetricsWo
     },
   };
 }
-
-function ignoreClosedChannel(): void {}
 
 function metricsUnavailable(reason: string | undefined): GatewayError {
   const why = reason ? `: ${reason}` : ': the primary process did not answer in time';
