@@ -15,6 +15,7 @@ import { requireAccount, requireAdminKey } from './admin-routes.js';
 import { callerOf } from './api-key-auth.js';
 import { defaultUiDir, registerStaticUi } from './dashboard-static.js';
 import { parseInput } from './parse-input.js';
+import { usageCounts } from './usage-route.js';
 
 export interface DashboardRouteOptions {
   storage: Storage;
@@ -165,14 +166,7 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
       ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours())
       : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const starts = Array.from({ length: count }, (_, index) => lastStart - (count - 1 - index) * stepMs);
-  const group = (groups: UsageGroup[]) =>
-    groups.map((entry) => ({
-      group: entry.group,
-      requests: entry.requests,
-      prompt_tokens: entry.promptTokens,
-      completion_tokens: entry.completionTokens,
-      total_tokens: entry.totalTokens,
-    }));
+  const group = (groups: UsageGroup[]) => groups.map((entry) => ({ group: entry.group, ...usageCounts(entry, 4) }));
   const buckets = await Promise.all(
     starts.map(async (start) => {
       const since = new Date(start).toISOString();
