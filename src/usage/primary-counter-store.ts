@@ -33,11 +33,7 @@ interface Waiter {
 /** Worker side. */
 export class PrimaryCounterStore implements CounterStore {
   private nextId = 1;
-  /**
-   * Calls waiting for the primary, by id. A plain object, not a Map: a long-lived Map that every
-   * request's waiter was set in and deleted from kept whole requests alive through young-generation
-   * GCs once a full GC had promoted it (docs/performance.md, "Objects that outlive their request").
-   */
+  /** Calls waiting for the primary, by id: an object, not a Map (docs/performance.md, "Objects that outlive their request"). */
   private pending: Record<number, Waiter | undefined> = {};
   private readonly onMessage = (message: unknown) => {
     const reply = message as Reply;
