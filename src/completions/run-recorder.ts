@@ -5,7 +5,7 @@
  */
 import type { Caller } from '../auth/authenticate.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
-import { GatewayError } from '../errors/gateway-error.js';
+import { serviceUnavailable } from '../errors/gateway-error.js';
 import { VendorError } from '../errors/vendor-error.js';
 import type { Logger, RequestLogIds } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -33,13 +33,7 @@ export interface RunEntry {
 }
 
 const ledgerUnavailable = (cause: unknown) =>
-  new GatewayError('The usage ledger is unavailable, so the gateway cannot report this completion as metered. Retry later.', {
-    status: 503,
-    type: 'service_unavailable',
-    code: 'ledger_unavailable',
-    cause,
-    headers: { 'retry-after': '1' },
-  });
+  serviceUnavailable('The usage ledger is unavailable, so the gateway cannot report this completion as metered. Retry later.', 'ledger_unavailable', cause);
 
 export class RunRecorder {
   private inFlight = 0;

@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster';
 import type { Config } from '../config/config.js';
-import { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError, serviceUnavailable } from '../errors/gateway-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Storage } from '../storage/types.js';
 import type { Admission, AdmissionRequest, AdmissionTicket } from './admission.js';
@@ -61,13 +61,7 @@ export class QuotaAdmission implements Admission {
       if (error instanceof GatewayError) throw error;
       // Without the counters we cannot tell whether the request is within its limits: refuse, never run unmetered.
       this.logger.warn({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'admission state unavailable');
-      throw new GatewayError('Rate-limit and budget state is unavailable right now; retry shortly.', {
-        status: 503,
-        type: 'service_unavailable',
-        code: 'quota_state_unavailable',
-        headers: { 'retry-after': '1' },
-        cause: error,
-      });
+      throw serviceUnavailable('Rate-limit and budget state is unavailable right now; retry shortly.', 'quota_state_unavailable', error);
     }
   }
 
