@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Authenticator } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
-import { GatewayError, malformedUrl } from './errors/gateway-error.js';
+import { malformedUrl, serviceUnavailable } from './errors/gateway-error.js';
 import { requireApiKey } from './http/api-key-auth.js';
 import { registerCompletionsRoute } from './http/completions-route.js';
 import { decodeContentEncoding } from './http/content-encoding.js';
@@ -103,14 +103,7 @@ export function buildApp(dependencies: AppDependencies): App {
   // gets a 503; fastify has already marked its connection to close.
   server.addHook('onRequest', (_request, _reply, done) => {
     if (!closing) return done();
-    done(
-      new GatewayError('The gateway is shutting down; retry on another instance or shortly.', {
-        status: 503,
-        type: 'service_unavailable',
-        code: 'shutting_down',
-        headers: { 'retry-after': '1' },
-      }),
-    );
+    done(serviceUnavailable('The gateway is shutting down; retry on another instance or shortly.', 'shutting_down'));
   });
   // The router refuses a bad percent-escape in the path (FST_ERR_BAD_URL, through `frameworkErrors`),
   // but the query parser is lenient: a query that does not percent-decode is refused here.

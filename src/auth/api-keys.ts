@@ -4,6 +4,7 @@
  * randomness, so a fast hash is the right tool (no password-style stretching needed).
  */
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import type { ApiKey, Storage } from '../storage/types.js';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -26,6 +27,13 @@ export function generateKey(): GeneratedKey {
   const idPart = randomToken(12);
   const secret = randomToken(32);
   return { key: `tg_${idPart}_${secret}`, id: `key_${idPart}`, prefix: `tg_${idPart}`, secretHash: hashSecret(secret) };
+}
+
+/** Stores a new key for the account; `key`, the full key, is shown to its owner once. */
+export async function issueKey(storage: Storage, accountId: string, name: string | null): Promise<ApiKey & { key: string }> {
+  const generated = generateKey();
+  const stored = await storage.createKey({ id: generated.id, accountId, name, prefix: generated.prefix, secretHash: generated.secretHash });
+  return { ...stored, key: generated.key };
 }
 
 const keyPattern = /^tg_([A-Za-z0-9]{12})_([A-Za-z0-9]{32})$/;

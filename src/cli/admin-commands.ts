@@ -1,12 +1,11 @@
 /** accounts, keys, usage, budgets, limits, migrate: thin wrappers over the Storage interface. */
 import { Option, type Command } from 'commander';
-import { generateKey } from '../auth/api-keys.js';
+import { issueKey } from '../auth/api-keys.js';
 import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { positiveInteger } from './cli-arguments.js';
-import { formatTable } from './format-table.js';
 
 type LoadConfig = () => Config;
 
@@ -60,16 +59,9 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
         if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
-        const generated = generateKey();
-        await storage.createKey({
-          id: generated.id,
-          accountId: options.account,
-          name: options.name ?? null,
-          prefix: generated.prefix,
-          secretHash: generated.secretHash,
-        });
-        print(`created key ${generated.id} for ${options.account}; it is shown only this once:`);
-        print(generated.key);
+        const issued = await issueKey(storage, options.account, options.name ?? null);
+        print(`created key ${issued.id} for ${options.account}; it is shown only this once:`);
+        print(issued.key);
       });
     });
   keys
@@ -153,4 +145,16 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
         print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
       });
     });
+}
+
+/** A plain left-aligned text table for terminal output. */
+function formatTable(header: string[], rows: (string | number)[][]): string {
+  const all = [header, ...rows].map((row) => row.map(String));
+  const widths = header.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
+  return all.map(line).join('\n');
 }

@@ -8,7 +8,8 @@ import type { Config } from '../config/config.js';
 import type { Admission } from '../usage/admission.js';
 import type { VendorRegistry } from '../vendors/registry.js';
 import { noUsage } from '../vendors/usage.js';
-import { AdmissionAsk, prepareTarget, type RunIds } from './completion-target.js';
+import type { RequestLogIds } from '../observability/logger.js';
+import { AdmissionAsk, prepareTarget } from './completion-target.js';
 import { CompletionRun } from './completion-run.js';
 import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
 import type { RunRecorder } from './run-recorder.js';
@@ -24,7 +25,7 @@ export class CompletionPipeline {
   constructor(private readonly dependencies: PipelineDependencies) {}
 
   /** An admitted run, or the GatewayError (400/404/429/503) that refused the request, after recording it. */
-  async start(ids: RunIds, caller: Caller, body: unknown): Promise<CompletionRun> {
+  async start(ids: RequestLogIds, caller: Caller, body: unknown): Promise<CompletionRun> {
     const startedAt = performance.now();
     const { registry, admission, config, recorder } = this.dependencies;
     let parsed: ParsedCompletionRequest | null = null;
@@ -53,7 +54,7 @@ export class CompletionPipeline {
   }
 
   /** Records a request refused before it became a run (an unreadable body, bad input, a limit). */
-  async refuse(ids: RunIds, caller: Caller, error: unknown, seen: { model?: string; stream?: boolean; startedAt?: number } = {}): Promise<void> {
+  async refuse(ids: RequestLogIds, caller: Caller, error: unknown, seen: { model?: string; stream?: boolean; startedAt?: number } = {}): Promise<void> {
     const { recorder } = this.dependencies;
     const stream = seen.stream ?? false;
     recorder.begin(stream);

@@ -9,9 +9,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { VendorError } from '../errors/vendor-error.js';
 import type { AdmissionTicket } from '../usage/admission.js';
 import type { StreamPart } from '../vendors/types.js';
+import type { RequestLogIds } from '../observability/logger.js';
 import { ChoiceAccumulator } from './choice-accumulator.js';
 import { toWireUsage, type ChoiceLogprobs, type Completion } from './completion-objects.js';
-import type { CompletionTarget, RunIds } from './completion-target.js';
+import type { CompletionTarget } from './completion-target.js';
 import type { ParsedCompletionRequest } from './parse-completion-request.js';
 import type { RunEnd, RunRecorder } from './run-recorder.js';
 import { UsageMeter, type MeteredUsage } from './usage-meter.js';
@@ -21,7 +22,7 @@ const GATEWAY_FINGERPRINT = 'fp_tollgate_0_1';
 
 /** What a run needs from the pipeline that started it. */
 export interface RunSetup {
-  ids: RunIds;
+  ids: RequestLogIds;
   caller: Caller;
   parsed: ParsedCompletionRequest;
   target: CompletionTarget;
@@ -35,7 +36,7 @@ export interface RunSetup {
 }
 
 export class CompletionRun {
-  readonly ids: RunIds;
+  readonly ids: RequestLogIds;
   readonly parsed: ParsedCompletionRequest;
   /** Headers the answer carries: the rate-limit state and what the gateway emulated. */
   readonly headers: Record<string, string>;

@@ -5,6 +5,7 @@
  */
 import type { Caller } from '../auth/authenticate.js';
 import { invalidRequest } from '../errors/gateway-error.js';
+import type { RequestLogIds } from '../observability/logger.js';
 import type { AdmissionRequest } from '../usage/admission.js';
 import type { ResolvedModel, VendorRegistry } from '../vendors/registry.js';
 import type { GenerationPlan, GenerationRequest, ModelInfo } from '../vendors/types.js';
@@ -56,14 +57,6 @@ function checkContextWindow(request: GenerationRequest, model: ModelInfo): (numb
   return counts;
 }
 
-/** The ids a request's log lines carry. */
-export interface RunIds {
-  /** The completion's id (`cmpl-…`): the response's `id` and the ledger record's key. */
-  completionId: string;
-  /** The `x-request-id` the client received. */
-  requestId: string;
-}
-
 /**
  * What admission reads. The token counts are computed on first read, which only happens when a
  * budget or token limit applies. A class, not an object literal with getters: per-request literals
@@ -78,7 +71,7 @@ export class AdmissionAsk implements AdmissionRequest {
   private readonly target: CompletionTarget;
   private prompt: number | null = null;
 
-  constructor(ids: RunIds, caller: Caller, target: CompletionTarget) {
+  constructor(ids: RequestLogIds, caller: Caller, target: CompletionTarget) {
     this.requestId = ids.requestId;
     this.completionId = ids.completionId;
     this.accountId = caller.account.id;

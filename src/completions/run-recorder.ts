@@ -5,20 +5,19 @@
  */
 import type { Caller } from '../auth/authenticate.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
-import { GatewayError } from '../errors/gateway-error.js';
+import { serviceUnavailable } from '../errors/gateway-error.js';
 import { VendorError } from '../errors/vendor-error.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger, RequestLogIds } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { UsageOutcome, UsageRecord } from '../storage/types.js';
 import type { Ledger } from '../usage/ledger.js';
-import type { RunIds } from './completion-target.js';
 import type { MeteredUsage } from './usage-meter.js';
 
 /** How a request ended. */
 export type RunEnd = { kind: 'success' } | { kind: 'cancelled' } | { kind: 'failed'; error: unknown };
 
 export interface RunEntry {
-  ids: RunIds;
+  ids: RequestLogIds;
   caller: Caller;
   /** As the caller wrote it (kept to its first 200 characters). */
   model: string;
@@ -34,13 +33,7 @@ export interface RunEntry {
 }
 
 const ledgerUnavailable = (cause: unknown) =>
-  new GatewayError('The usage ledger is unavailable, so the gateway cannot report this completion as metered. Retry later.', {
-    status: 503,
-    type: 'service_unavailable',
-    code: 'ledger_unavailable',
-    cause,
-    headers: { 'retry-after': '1' },
-  });
+  serviceUnavailable('The usage ledger is unavailable, so the gateway cannot report this completion as metered. Retry later.', 'ledger_unavailable', cause);
 
 export class RunRecorder {
   private inFlight = 0;

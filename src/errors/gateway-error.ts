@@ -66,15 +66,14 @@ export function modelNotFound(message: string): GatewayError {
   return new GatewayError(message, { status: 404, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
 }
 
+/** A 503 the client may retry after a second. */
+export function serviceUnavailable(message: string, code: string, cause?: unknown): GatewayError {
+  return new GatewayError(message, { status: 503, type: 'service_unavailable', code, cause, headers: { 'retry-after': '1' } });
+}
+
 /** Storage could not be reached: the request cannot be authenticated or metered, so it is refused. */
 export function storageUnavailable(cause: unknown): GatewayError {
-  return new GatewayError('The gateway cannot reach its database right now; retry shortly.', {
-    status: 503,
-    type: 'service_unavailable',
-    code: 'storage_unavailable',
-    cause,
-    headers: { 'retry-after': '1' },
-  });
+  return serviceUnavailable('The gateway cannot reach its database right now; retry shortly.', 'storage_unavailable', cause);
 }
 
 /** A path or query with a `%` that does not start a valid percent-escape. */

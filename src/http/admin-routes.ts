@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { generateKey } from '../auth/api-keys.js';
+import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
@@ -77,15 +77,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     admin.post('/admin/keys', async (request, reply) => {
       const body = parseInput(keySchema, request.body, 'body');
       await requireAccount(storage, body.account_id);
-      const generated = generateKey();
-      const key = await storage.createKey({
-        id: generated.id,
-        accountId: body.account_id,
-        name: body.name ?? null,
-        prefix: generated.prefix,
-        secretHash: generated.secretHash,
-      });
-      return reply.status(201).send({ ...key, key: generated.key });
+      return reply.status(201).send(await issueKey(storage, body.account_id, body.name ?? null));
     });
     admin.get('/admin/usage', async (request, reply) => {
       const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;

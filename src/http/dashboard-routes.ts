@@ -8,12 +8,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import type { Storage, UsageGroup, UsageRecord, UsageTotals } from '../storage/types.js';
+import { usageColumns, usageFields } from '../storage/usage-row.js';
 import { periodWindow } from '../usage/budget-periods.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { requireAccount, requireAdminKey } from './admin-routes.js';
 import { callerOf } from './api-key-auth.js';
 import { defaultUiDir, registerStaticUi } from './dashboard-static.js';
 import { parseInput } from './parse-input.js';
+import { usageCounts } from './usage-route.js';
 
 export interface DashboardRouteOptions {
   storage: Storage;
@@ -90,27 +92,9 @@ function registerDataRoutes(app: FastifyInstance, prefix: string, storage: Stora
   });
 }
 
+/** A ledger record with its columns' names. */
 function recordToJson(record: UsageRecord) {
-  return {
-    request_id: record.requestId,
-    account_id: record.accountId,
-    key_id: record.keyId,
-    model: record.model,
-    vendor: record.vendor,
-    prompt_tokens: record.promptTokens,
-    completion_tokens: record.completionTokens,
-    total_tokens: record.totalTokens,
-    cached_tokens: record.cachedTokens,
-    reasoning_tokens: record.reasoningTokens,
-    estimated: record.estimated,
-    stream: record.stream,
-    outcome: record.outcome,
-    status: record.status,
-    error_code: record.errorCode,
-    latency_ms: record.latencyMs,
-    ttft_ms: record.ttftMs,
-    created_at: record.createdAt,
-  };
+  return Object.fromEntries(usageFields.map((field, index) => [usageColumns[index], record[field]]));
 }
 
 async function limits(storage: Storage, accountIds: string[]) {
@@ -182,14 +166,7 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
       ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours())
       : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const starts = Array.from({ length: count }, (_, index) => lastStart - (count - 1 - index) * stepMs);
-  const group = (groups: UsageGroup[]) =>
-    groups.map((entry) => ({
-      group: entry.group,
-      requests: entry.requests,
-      prompt_tokens: entry.promptTokens,
-      completion_tokens: entry.completionTokens,
-      total_tokens: entry.totalTokens,
-    }));
+  const group = (groups: UsageGroup[]) => groups.map((entry) => ({ group: entry.group, ...usageCounts(entry, 4) }));
   const buckets = await Promise.all(
     starts.map(async (start) => {
       const since = new Date(start).toISOString();

@@ -55,19 +55,23 @@ function csvCell(value: string | number): string {
   return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+/** The counts as JSON fields; `first`: only that many of them (requests, then prompt, completion and total tokens). */
+export function usageCounts(totals: Totals, first: number = countColumns.length): Record<string, number> {
+  return Object.fromEntries(countColumns.slice(0, first).map(([column, field]) => [column, totals[field]]));
+}
+
 /** The report as the query asks for it: CSV, or the JSON usage object. */
 export function answerUsage(reply: FastifyReply, accountId: string | null, query: UsageQuery, report: UsageReport) {
   const groupBy = query.group_by;
   if (query.format === 'csv') return reply.type('text/csv; charset=utf-8').send(usageToCsv(report, groupBy));
-  const row = (totals: Totals) => Object.fromEntries(countColumns.map(([column, field]) => [column, totals[field]]));
   return {
     object: 'usage',
     account_id: accountId,
     since: query.since ?? null,
     until: query.until ?? null,
     group_by: groupBy ?? null,
-    data: groupBy ? report.groups.map((group) => ({ [groupBy]: group.group, ...row(group) })) : [],
-    totals: row(report.totals),
+    data: groupBy ? report.groups.map((group) => ({ [groupBy]: group.group, ...usageCounts(group) })) : [],
+    totals: usageCounts(report.totals),
   };
 }
 

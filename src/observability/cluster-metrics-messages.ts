@@ -25,3 +25,6 @@ export type Message<Type extends ClusterMetricsMessage['type']> = Extract<Cluste
 export function isMessage<Type extends ClusterMetricsMessage['type']>(message: unknown, type: Type): message is Message<Type> {
   return typeof message === 'object' && message !== null && 'type' in message && message.type === type && 'id' in message && typeof message.id === 'number';
 }
+
+/** The send callback for an answer whose channel may have closed meanwhile: nothing to do. */
+export function ignoreClosedChannel(): void {}

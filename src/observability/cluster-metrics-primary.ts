@@ -1,14 +1,12 @@
 /**
- * The primary's side of `GET /metrics` under `serve --workers N`. The worker that received a
- * scrape asks here; the primary collects every worker's registry (prom-client's JSON form) and
- * combines them with prom-client's `AggregatorRegistry.aggregate`, each metric by its declared
- * aggregator. Not prom-client's `clusterMetrics()`: it asks only the workers alive at that moment,
- * so a dead worker's counts left the sum and counters went down. Here a worker's last counters and
- * histograms stay in the sum after it exits, so every counter only goes up.
+ * The primary's side of `GET /metrics` under `serve --workers N`: every worker's registry combined
+ * with prom-client's `AggregatorRegistry.aggregate`. Not its `clusterMetrics()`, which sums only
+ * the live workers, so counters went down when one died: here an exited worker's last counters and
+ * histograms stay in the sum.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { isMessage, type Message, type MetricsSnapshot } from './cluster-metrics-messages.js';
+import { ignoreClosedChannel, isMessage, type Message, type MetricsSnapshot } from './cluster-metrics-messages.js';
 
 /** How long a collection waits for the workers; one that has not answered by then counts with its previous report. */
 const collectionTimeoutMs = 2_000;
@@ -120,5 +118,3 @@ export class ClusterMetricsPrimary {
     }
   }
 }
-
-function ignoreClosedChannel(): void {}

@@ -4,8 +4,8 @@
  * this worker answers the primary's collections from its own registry.
  */
 import type { Registry } from 'prom-client';
-import { GatewayError } from '../errors/gateway-error.js';
-import { isMessage, type Message } from './cluster-metrics-messages.js';
+import { serviceUnavailable, type GatewayError } from '../errors/gateway-error.js';
+import { ignoreClosedChannel, isMessage, type Message } from './cluster-metrics-messages.js';
 
 type ScrapeAnswer = Message<'tollgate-metrics-scraped'>;
 
@@ -61,14 +61,7 @@ export function createClusterMetricsWorker(registry: Registry): ClusterMetricsWo
   };
 }
 
-function ignoreClosedChannel(): void {}
-
 function metricsUnavailable(reason: string | undefined): GatewayError {
   const why = reason ? `: ${reason}` : ': the primary process did not answer in time';
-  return new GatewayError(`The cluster's metrics could not be gathered${why}. Scrape again.`, {
-    status: 503,
-    type: 'service_unavailable',
-    code: 'metrics_unavailable',
-    headers: { 'retry-after': '1' },
-  });
+  return serviceUnavailable(`The cluster's metrics could not be gathered${why}. Scrape again.`, 'metrics_unavailable');
 }

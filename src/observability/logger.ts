@@ -28,17 +28,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /**
- * stdout in batches: each line pino hands over is encoded at once into a 64 KiB buffer outside the
- * JS heap, and a full buffer (or, every 250 ms, a partial one) goes to fd 1 in one `writeSync`. Each
- * write to a pipe costs far more than its bytes: 4 KiB batches cost 6–7 µs a request more than
- * 64 KiB ones. Not pino's sonic-boom: its asynchronous mode lost writes in flight at exit, and its
- * synchronous mode sleeps 100 ms on a full pipe, stalling every request.
- *
- * A full pipe (EAGAIN, or a partial write) leaves the rest queued, never blocking; if nothing reads
- * stdout, at most 16 MiB wait and later batches are dropped (counted on stderr). At exit the queue
- * is written out, waiting up to 2 s for a full pipe. Under `--workers N` each worker writes to a
- * pipe of its own, which the primary passes on in whole lines (server/relay-worker-output.ts).
- * Buffers, not line strings: strings held for a whole batch outlived young-generation GCs.
+ * stdout in 64 KiB batches, encoded as lines arrive (Buffers: strings held for a batch outlived
+ * young-generation GCs) and written in one `writeSync` when full or every 250 ms: 4 KiB batches
+ * cost 6–7 µs a request more. Not pino's sonic-boom: its asynchronous mode lost writes in flight at
+ * exit, its synchronous mode sleeps 100 ms on a full pipe. A full pipe leaves the rest queued, never
+ * blocking; past 16 MiB batches are dropped (counted on stderr). At exit the queue is written out,
+ * waiting up to 2 s.
  */
 const batchBytes = 64 * 1024;
 const queueLimitBytes = 16 * 1024 * 1024;

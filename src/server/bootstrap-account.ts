@@ -1,5 +1,5 @@
-/** On an empty database: create account `default` with one key and print the key once. */
-import { generateKey } from '../auth/api-keys.js';
+/** On an empty database: create account `default` with one key, and print the key once. */
+import { issueKey } from '../auth/api-keys.js';
 import type { Account, Storage } from '../storage/types.js';
 
 export interface BootstrapResult {
@@ -15,24 +15,27 @@ export async function bootstrapDefaultAccount(storage: Storage): Promise<Bootstr
   } catch {
     return null; // another instance created it first; its key was printed there
   }
-  const generated = generateKey();
-  await storage.createKey({ id: generated.id, accountId: account.id, name: 'default', prefix: generated.prefix, secretHash: generated.secretHash });
-  return { accountId: account.id, key: generated.key };
+  const { key } = await issueKey(storage, account.id, 'default');
+  return { accountId: account.id, key };
 }
 
-export function bootstrapBanner(result: BootstrapResult, baseUrl: string, model: string): string {
-  return [
+/** The address line and, when this start created the first account, its key and a request to try. */
+export function announce(url: string, workers: number | null, bootstrapped: BootstrapResult | null, firstModel = 'local/tollgate-small'): void {
+  process.stdout.write(`Tollgate listening on ${url}${workers === null ? '' : ` (${workers} workers)`}\n`);
+  if (!bootstrapped) return;
+  const banner = [
     '',
-    `Created account 'default' (${result.accountId}) with an API key. It is shown only this once:`,
+    `Created account 'default' (${bootstrapped.accountId}) with an API key. It is shown only this once:`,
     '',
-    `  ${result.key}`,
+    `  ${bootstrapped.key}`,
     '',
     'Try it:',
     '',
-    `  curl -s ${baseUrl}/v5/completions \\`,
+    `  curl -s ${url}/v5/completions \\`,
     `    -H 'content-type: application/json' \\`,
-    `    -H 'x-api-key: ${result.key}' \\`,
-    `    -d '{"model": "${model}", "prompt": "The state of the union is", "max_tokens": 24}'`,
+    `    -H 'x-api-key: ${bootstrapped.key}' \\`,
+    `    -d '{"model": "${firstModel}", "prompt": "The state of the union is", "max_tokens": 24}'`,
     '',
-  ].join('\n');
+  ];
+  process.stdout.write(`${banner.join('\n')}\n`);
 }

@@ -10,7 +10,7 @@ import { ClusterMetricsPrimary } from '../observability/cluster-metrics-primary.
 import { createStorage } from '../storage/create-storage.js';
 import { MemoryCounterStore } from '../usage/counter-store.js';
 import { serveCounters } from '../usage/primary-counter-store.js';
-import { bootstrapBanner, bootstrapDefaultAccount } from './bootstrap-account.js';
+import { announce, bootstrapDefaultAccount } from './bootstrap-account.js';
 import { exitAfterRelays, relayWorkerOutput } from './relay-worker-output.js';
 
 interface ListeningMessage {
@@ -64,8 +64,7 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
       listening.add(worker.id);
       if (!announced && listening.size >= workerCount) {
         announced = true;
-        process.stdout.write(`Tollgate listening on ${message.url} (${workerCount} workers)\n`);
-        if (bootstrapped) process.stdout.write(`${bootstrapBanner(bootstrapped, message.url, message.firstModel ?? 'local/tollgate-small')}\n`);
+        announce(message.url, workerCount, bootstrapped, message.firstModel ?? undefined);
       }
     });
     return worker;

@@ -1,18 +1,13 @@
 /**
- * V8 garbage-collector settings applied once at `serve` (each cluster worker applies its own).
- * V8 reads the two GC flags at each GC, so setting them at start covers the process.
+ * V8 garbage-collector settings, applied once at `serve` (each cluster worker applies its own).
  *
- * Old-generation growth: V8's own factor goes up to 4x, which let the gateway (~25 MB of live old
- * space) reach ~255 MiB RSS under load; 1.2x kept ~170 MiB but full GCs every half second pushed
- * the added p99 from ~2.3 to ~8 ms; 1.6x (the default) keeps ~180 MiB with p99 near 3 ms.
- *
- * Parallel scavenge: the main thread waits for helper threads at each young-generation GC; on one
- * core they take turns with it and the pause grows (docs/performance.md, "Scavenges on one core").
- * The other parallel-GC flags are not safe to change after start, so only this one is set.
- *
- * WebAssembly tier-up: undici's llhttp is WebAssembly; V8's optimising recompile keeps its working
- * memory. `--liftoff-only` (the default; TOLLGATE_WASM_TIER_UP=on restores V8's) cut the peak RSS by
- * ~8 MiB for ~2% more CPU a non-stream request. It is set before the first upstream request compiles it.
+ * Old-generation growth: V8's factor (up to 4x) let the gateway reach ~255 MiB RSS under load;
+ * 1.2x kept ~170 MiB but full GCs every half second raised the added p99 from ~2.3 to ~8 ms;
+ * 1.6x (the default) keeps ~180 MiB with p99 near 3 ms.
+ * Parallel scavenge: on one core the helper threads take turns with the main thread and each pause
+ * grows (docs/performance.md, "Scavenges on one core"); the other parallel-GC flags cannot change
+ * after start. WebAssembly tier-up: `--liftoff-only` (the default; TOLLGATE_WASM_TIER_UP=on restores
+ * V8's) keeps V8 from recompiling undici's llhttp: ~8 MiB less peak RSS, ~2% more CPU a request.
  */
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';

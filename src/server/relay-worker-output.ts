@@ -1,11 +1,8 @@
 /**
- * In cluster mode the primary is the one process writing to stdout and stderr: each worker's
- * output arrives on a pipe of its own and is passed on in whole lines. Workers write their logs in
- * 64 KiB batches (observability/logger.ts), and a write to a shared pipe larger than PIPE_BUF
- * (4 KiB) may be split when the pipe is nearly full, so with every worker writing to the same
- * stdout a line could be cut by another worker's lines. With one writer that cannot happen.
- * A slow reader of the primary's stdout pauses the workers' pipes (their writes then queue, and
- * past their limit are dropped and counted, in the worker), so nothing here grows without end.
+ * In cluster mode the primary alone writes to stdout and stderr, passing each worker's output on
+ * in whole lines: workers write 64 KiB batches, and a write to a shared pipe larger than PIPE_BUF
+ * may be split, cutting a line with another worker's. A slow reader pauses the workers' pipes
+ * (their writes queue, then are dropped and counted in the worker), so nothing here grows unbounded.
  */
 import type { Readable, Writable } from 'node:stream';
 

@@ -6,10 +6,10 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage } from '../storage/types.js';
-import { createAdmission } from '../usage/create-admission.js';
+import { createAdmission } from '../usage/quota-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
-import { bootstrapBanner, bootstrapDefaultAccount, type BootstrapResult } from './bootstrap-account.js';
+import { announce, bootstrapDefaultAccount, type BootstrapResult } from './bootstrap-account.js';
 
 export interface RunningServer {
   url: string;
@@ -55,13 +55,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  if (options.announce !== false) {
-    process.stdout.write(`Tollgate listening on ${url}\n`);
-    if (bootstrapped) {
-      const firstModel = registry.listModels()[0]?.id ?? 'local/tollgate-small';
-      process.stdout.write(`${bootstrapBanner(bootstrapped, url, firstModel)}\n`);
-    }
-  }
+  if (options.announce !== false) announce(url, null, bootstrapped, registry.listModels()[0]?.id);
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {

@@ -3,11 +3,7 @@ import { createSqliteStorage } from './sqlite/sqlite-storage.js';
 import type { Storage } from './types.js';
 
 export interface StorageOptions {
-  /**
-   * SQLite only: whether this process runs the database's WAL checkpoints (default true). Cluster
-   * workers share one file, and one checkpointer serves them all: the primary gives the role to one
-   * worker at a time.
-   */
+  /** SQLite only: whether this process runs the WAL checkpoints (default true; one cluster worker at a time does). */
   sqliteCheckpoints?: boolean;
 }
 

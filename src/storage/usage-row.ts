@@ -22,56 +22,43 @@ export interface UsageRow {
   created_at: string | Date;
 }
 
-export const usageColumns = [
-  'request_id',
-  'account_id',
-  'key_id',
+/** The ledger's fields in column order; each column is its field's name in snake_case. */
+export const usageFields = [
+  'requestId',
+  'accountId',
+  'keyId',
   'model',
   'vendor',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
+  'promptTokens',
+  'completionTokens',
+  'totalTokens',
+  'cachedTokens',
+  'reasoningTokens',
   'estimated',
   'stream',
   'outcome',
   'status',
-  'error_code',
-  'latency_ms',
-  'ttft_ms',
-  'created_at',
-] as const;
+  'errorCode',
+  'latencyMs',
+  'ttftMs',
+  'createdAt',
+] as const satisfies readonly (keyof UsageRecord)[];
+
+export const usageColumns = usageFields.map((field) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
 
 /** A NUL character, which PostgreSQL's text cannot hold (SQLite's can). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: it exists to find NUL characters
 const nul = /\u0000/g;
 
 export function usageValues(record: UsageRecord, booleanAsInteger: boolean): unknown[] {
-  const flag = (value: boolean) => (booleanAsInteger ? (value ? 1 : 0) : value);
-  // The model is the caller's text (an unknown model is recorded as asked): a NUL in it is stored
-  // as U+FFFD on both backends, so the record is written everywhere and reads back the same.
-  const model = record.model.includes('\u0000') ? record.model.replace(nul, '\uFFFD') : record.model;
-  return [
-    record.requestId,
-    record.accountId,
-    record.keyId,
-    model,
-    record.vendor,
-    record.promptTokens,
-    record.completionTokens,
-    record.totalTokens,
-    record.cachedTokens,
-    record.reasoningTokens,
-    flag(record.estimated),
-    flag(record.stream),
-    record.outcome,
-    record.status,
-    record.errorCode,
-    record.latencyMs,
-    record.ttftMs,
-    record.createdAt,
-  ];
+  return usageFields.map((field) => {
+    const value = record[field];
+    if (typeof value === 'boolean') return booleanAsInteger ? (value ? 1 : 0) : value;
+    // The model is the caller's text (an unknown model is recorded as asked): a NUL in it is stored
+    // as U+FFFD on both backends, so the record is written everywhere and reads back the same.
+    if (field === 'model' && record.model.includes('\u0000')) return record.model.replace(nul, '\uFFFD');
+    return value;
+  });
 }
 
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value));

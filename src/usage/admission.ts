@@ -3,11 +3,10 @@
  * A request reserves the most it can use and settles to the actual count at the end, so
  * concurrent requests cannot overshoot a budget.
  */
-export interface AdmissionRequest {
-  /** The `x-request-id` the client received, for the log lines about this request. */
-  requestId: string;
-  /** The completion's id, for the log lines about this request. */
-  completionId: string;
+import type { RequestLogIds } from '../observability/logger.js';
+
+/** Its ids go on the log lines about this request. */
+export interface AdmissionRequest extends RequestLogIds {
   accountId: string;
   keyId: string | null;
   /** The most tokens the request can use: prompt + max_tokens × choices. */

@@ -1,15 +1,10 @@
 /**
- * Counters with an atomic multi-key check-and-add. Two kinds share one call:
- *
- * - a period counter (budgets) holds what was added until `expiresAt`;
- * - a rate counter (`drainPerMs` set: rpm and tpm) is a token bucket of capacity `limit` that
- *   drains continuously, so a burst of `limit` passes and the capacity comes back at `limit` per
- *   minute. There is no window edge where twice the limit gets through, and this is how OpenAI
- *   and Anthropic describe their own limits.
- *
- * The in-memory store serves one process; the Redis store (redis-counter-store.ts) keeps the same
- * contract across processes (test/counter-store-contract.test.ts runs both). `now` comes from
- * the caller, so every instance drains by the same clock arithmetic and tests can move time.
+ * Counters with an atomic multi-key check-and-add. A period counter (budgets) holds what was added
+ * until `expiresAt`; a rate counter (`drainPerMs` set: rpm and tpm) is a token bucket of capacity
+ * `limit` that drains continuously, so there is no window edge where twice the limit gets through
+ * (OpenAI and Anthropic describe their limits this way). The in-memory store serves one process,
+ * the Redis store several (test/counter-store-contract.test.ts runs both). `now` comes from the
+ * caller, so every instance drains by the same arithmetic and tests can move time.
  */
 export interface CounterChange {
   key: string;

@@ -33,19 +33,13 @@ interface Waiter {
 /** Worker side. */
 export class PrimaryCounterStore implements CounterStore {
   private nextId = 1;
-  /**
-   * Calls waiting for the primary, by id. A plain object, not a Map: a long-lived Map that every
-   * request's waiter was set in and deleted from kept whole requests alive through young-generation
-   * GCs once a full GC had promoted it (docs/performance.md, "Objects that outlive their request").
-   */
-  private pending: Record<number, Waiter | undefined> = {};
+  /** Calls waiting for the primary, by id: an object, not a Map (docs/performance.md, "Objects that outlive their request"). */
+  private readonly pending: Record<number, Waiter | undefined> = {};
   private readonly onMessage = (message: unknown) => {
     const reply = message as Reply;
     if (reply?.type !== 'tollgate-counter-reply') return;
-    const waiter = this.pending[reply.id];
+    const waiter = this.take(reply.id);
     if (!waiter) return;
-    delete this.pending[reply.id];
-    clearTimeout(waiter.timer);
     if (reply.error) waiter.reject(new Error(reply.error));
     else waiter.resolve(reply.result);
   };
@@ -59,19 +53,22 @@ export class PrimaryCounterStore implements CounterStore {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       if (!process.send) throw new Error('PrimaryCounterStore needs an IPC channel to the primary');
-      const timer = setTimeout(() => {
-        delete this.pending[id];
-        reject(new Error('the primary process did not answer'));
-      }, 5_000);
+      const timer = setTimeout(() => this.take(id)?.reject(new Error('the primary process did not answer')), 5_000);
       this.pending[id] = { resolve: resolve as (value: unknown) => void, reject, timer };
       const request: Request = { type: 'tollgate-counter', id, operation };
       process.send(request, undefined, undefined, (error) => {
-        if (!error) return;
-        delete this.pending[id];
-        clearTimeout(timer);
-        reject(error);
+        if (error) this.take(id)?.reject(error);
       });
     });
+  }
+
+  /** Removes a waiting call, its timer stopped. */
+  private take(id: number): Waiter | undefined {
+    const waiter = this.pending[id];
+    if (waiter === undefined) return undefined;
+    delete this.pending[id];
+    clearTimeout(waiter.timer);
+    return waiter;
   }
 
   tryReserve(items: CounterReservation[], now: number): Promise<ReserveResult> {
@@ -92,13 +89,7 @@ export class PrimaryCounterStore implements CounterStore {
 
   async close(): Promise<void> {
     process.off('message', this.onMessage);
-    const waiting = this.pending;
-    this.pending = {};
-    for (const waiter of Object.values(waiting)) {
-      if (!waiter) continue;
-      clearTimeout(waiter.timer);
-      waiter.reject(new Error('closed'));
-    }
+    for (const id of Object.keys(this.pending)) this.take(Number(id))?.reject(new Error('closed'));
   }
 }
 

@@ -3,13 +3,29 @@
  * continuously) and token budgets (day, month or total), over a CounterStore. A request reserves
  * the most it can use before any upstream call and settles to the actual count when it ends.
  */
-import { GatewayError } from '../errors/gateway-error.js';
+import cluster from 'node:cluster';
+import type { Config } from '../config/config.js';
+import { GatewayError, serviceUnavailable } from '../errors/gateway-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Storage } from '../storage/types.js';
 import type { Admission, AdmissionRequest, AdmissionTicket } from './admission.js';
 import { periodWindow } from './budget-periods.js';
-import type { CounterReservation, CounterStore } from './counter-store.js';
+import { MemoryCounterStore, type CounterReservation, type CounterStore } from './counter-store.js';
+import { PrimaryCounterStore } from './primary-counter-store.js';
 import { PolicyCache } from './policy-cache.js';
+
+/** Admission over Redis's counters when REDIS_URL is set, else the cluster primary's in a worker, else this process's own. */
+export async function createAdmission(config: Config, storage: Storage, logger: Logger): Promise<QuotaAdmission> {
+  let counters: CounterStore;
+  if (config.redisUrl) {
+    // Loaded only when configured: the Redis client costs memory a single instance never needs.
+    const { RedisCounterStore } = await import('./redis-counter-store.js');
+    const redis = new RedisCounterStore(config.redisUrl, logger);
+    await redis.ready().catch((error: Error) => logger.warn({ err: error.message }, 'starting without redis; admission answers 503 until it connects'));
+    counters = redis;
+  } else counters = cluster.isWorker ? new PrimaryCounterStore() : new MemoryCounterStore();
+  return new QuotaAdmission({ counters, storage, logger, policyCacheMs: config.policyCacheMs });
+}
 
 /** A rate counter (rpm or tpm): its drain is always set. */
 interface RateReservation extends CounterReservation {
@@ -45,13 +61,7 @@ export class QuotaAdmission implements Admission {
       if (error instanceof GatewayError) throw error;
       // Without the counters we cannot tell whether the request is within its limits: refuse, never run unmetered.
       this.logger.warn({ requestId: request.requestId, completionId: request.completionId, err: (error as Error).message }, 'admission state unavailable');
-      throw new GatewayError('Rate-limit and budget state is unavailable right now; retry shortly.', {
-        status: 503,
-        type: 'service_unavailable',
-        code: 'quota_state_unavailable',
-        headers: { 'retry-after': '1' },
-        cause: error,
-      });
+      throw serviceUnavailable('Rate-limit and budget state is unavailable right now; retry shortly.', 'quota_state_unavailable', error);
     }
   }
 
@@ -180,24 +190,18 @@ function resetOf(value: number, item: RateReservation): string {
 /** OpenAI's x-ratelimit-* headers, for the most constrained requests and tokens limits. */
 function rateLimitHeaders(reserved: Reserved[], values: number[]): Record<string, string> {
   const headers: Record<string, string> = {};
+  const remaining = (index: number) => remainingOf(reserved[index].item.limit, values[index]);
   for (const kind of ['requests', 'tokens'] as const) {
-    let best: RateReservation | null = null;
-    let bestValue = 0;
-    let bestRemaining = Infinity;
+    let best = -1;
     for (let index = 0; index < reserved.length; index++) {
-      const entry = reserved[index];
-      if (entry.kind !== kind) continue;
-      const remaining = remainingOf(entry.item.limit, values[index]);
-      if (remaining < bestRemaining) {
-        best = entry.item;
-        bestValue = values[index];
-        bestRemaining = remaining;
-      }
+      if (reserved[index].kind === kind && (best < 0 || remaining(index) < remaining(best))) best = index;
     }
-    if (best === null) continue;
-    headers[`x-ratelimit-limit-${kind}`] = String(best.limit);
-    headers[`x-ratelimit-remaining-${kind}`] = String(bestRemaining);
-    headers[`x-ratelimit-reset-${kind}`] = resetOf(bestValue, best);
+    if (best < 0) continue;
+    const entry = reserved[best];
+    if (entry.kind === 'budget') continue;
+    headers[`x-ratelimit-limit-${kind}`] = String(entry.item.limit);
+    headers[`x-ratelimit-remaining-${kind}`] = String(remaining(best));
+    headers[`x-ratelimit-reset-${kind}`] = resetOf(values[best], entry.item);
   }
   return headers;
 }

@@ -1,17 +1,13 @@
 /**
  * Ledger writes on PostgreSQL in batches: the records queued while no batch could start go in one
- * multi-row INSERT, so they share one round trip, one transaction and one WAL flush instead of
- * paying one each (a commit waits for the flush: with `synchronous_commit` on, that is a disk sync).
- * Up to two batches run at once on the pool; records queued meanwhile form the next one, so under
- * load a batch grows to what arrived during the last round trip, and a record alone is sent at the
- * end of its event-loop turn.
+ * multi-row INSERT, sharing one round trip, transaction and WAL flush. Up to two batches run at
+ * once; records queued meanwhile form the next, so under load a batch grows to what arrived during
+ * the last round trip, and a record alone is sent at the end of its event-loop turn.
  *
- * One bad record must not fail the others: when a batch of several fails on its data (a data
- * exception or a constraint, SQLSTATE classes 22 and 23), each of its records is tried again on its
- * own, so only the records that fail alone are rejected. Any other failure (the server gone, a
- * timeout) rejects the batch at once: the ledger retries each record, and trying every record
- * alone against a database that is away would only multiply the wait. A request id that appears
- * twice in a batch is sent once; the later one reports "already recorded", as it would after it.
+ * When a batch of several fails on its data (SQLSTATE classes 22 and 23), each record is tried
+ * again alone, so only the bad ones are rejected; any other failure (the server gone, a timeout)
+ * rejects the batch at once and the ledger retries each record. A request id twice in a batch is
+ * sent once; the later one reports "already recorded", as it would after it.
  */
 import { usageColumns, usageValues } from '../usage-row.js';
 import type { UsageRecord } from '../types.js';
@@ -32,11 +28,7 @@ const maxInFlight = 2;
 
 export class PostgresUsageBatch {
   private pending: Entry[] = [];
-  /**
-   * Batches in flight. A count, not a Set of their promises: a long-lived Set that entries are
-   * added to and deleted from is kept, table by table, through young-generation GCs once a full GC
-   * has promoted it (docs/performance.md, "Objects that outlive their request").
-   */
+  /** Batches in flight: a count, not a Set (docs/performance.md, "Objects that outlive their request"). */
   private writes = 0;
   /** `settle` waiting for the batches in flight. */
   private idle: (() => void) | null = null;

@@ -3,11 +3,11 @@
  * flushes never block the event loop (a worker thread for this cost ~8 MiB of RSS). The ledger
  * connection has autocheckpoint off.
  *
- * SQLite's own checkpoint (synchronous=NORMAL) flushes the log, copies frames into the database,
- * flushes the database, and only then lets the next writer start the log over. Here the
- * checkpointing connection runs with synchronous=OFF and the two flushes are done around it, off the
- * loop, in the same order, while a read transaction on a connection of our own pins the log (SQLite
- * copies no frame past an open reader's snapshot, and no writer starts the log over under it):
+ * SQLite's own checkpoint flushes the log, copies frames into the database, flushes the database,
+ * and only then lets a writer start the log over. Here the checkpointing connection runs with
+ * synchronous=OFF and the flushes are done around it, off the loop, in the same order, while a read
+ * on a connection of our own pins the log (SQLite copies no frame past an open reader's snapshot,
+ * and no writer starts the log over under it):
  *   1. begin a read on the reader connection: its snapshot is the log as it stands;
  *   2. flush the log file (thread pool): every frame up to the snapshot is on disk;
  *   3. PASSIVE checkpoint, unsynced: copies those frames (never a later one) into the database;
@@ -15,17 +15,15 @@
  *   5. end the read: only now may a writer start the log over.
  * A power cut anywhere in between finds every copied frame still in the flushed log.
  *
- * A read that starts when every frame is already copied pins nothing, so a checkpoint beside it
- * could copy frames written after the flush. That happens only when nothing was committed since the
- * previous round's snapshot and that round copied all it saw; the round is then skipped. The first
- * round has no previous one to go by: it copies under the write lock with SQLite's own flushes.
- * This counts on no other program checkpointing the file meanwhile.
+ * A read that starts when every frame is already copied pins nothing, so such a round (nothing
+ * committed since the previous round's snapshot, which copied all it saw) is skipped. The first
+ * round, with no previous one, copies under the write lock with SQLite's own flushes. This counts
+ * on no other program checkpointing the file meanwhile.
  *
- * SQLite starts the log over only once every frame was copied before the next write, which steady
- * ledger writes never allow (the log grew to 4 GB in 150 s of the benchmark). So once the log passes
- * `restartFrames`, ledger commits are held for one round that copies the whole log. If another
- * process kept writing (cluster workers share the file), the reader takes the write lock (waiting
- * from a timer, never inside SQLite) and the rest is copied with SQLite's own flushes in one turn.
+ * Steady ledger writes never let SQLite start the log over (it grew to 4 GB in 150 s of the
+ * benchmark), so past `restartFrames` ledger commits are held for one round that copies the whole
+ * log. If another process kept writing (cluster workers share the file), the reader takes the
+ * write lock (waiting from a timer, never inside SQLite) and copies the rest with SQLite's flushes.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import Database from 'better-sqlite3';

@@ -1,19 +1,15 @@
 /**
- * Ledger writes that finish in the same event-loop turn commit in one transaction: one WAL append
- * instead of many, and every waiter resolves only after the commit (still before its last byte).
- * `hold` keeps commits back (they queue) while the checkpointer starts the log over. When a batch
- * fails for another reason than the lock, each of its records is tried on its own, so a record that
- * cannot be stored fails alone.
+ * Ledger writes that finish in the same event-loop turn commit in one transaction, and every waiter
+ * resolves only after the commit. `hold` keeps commits back while the checkpointer starts the log
+ * over. When a batch fails for another reason than the lock, each record is tried on its own.
  *
- * A commit never waits for a lock inside SQLite: its connection has no busy timeout, so when another
- * connection holds the write lock the commit fails at once with SQLITE_BUSY and is tried again from
- * a timer, later records joining it. SQLite's own busy handler sleeps on the event loop instead
- * (two cluster workers writing one file stalled each other's loops for up to 54 ms).
+ * A commit never waits for a lock inside SQLite (no busy timeout): SQLITE_BUSY is retried from a
+ * timer, later records joining it. SQLite's own busy handler sleeps on the event loop (two cluster
+ * workers on one file stalled each other's loops for up to 54 ms).
  *
- * Group commit: a commit costs ~50 µs of CPU however few records it holds, each record ~15 µs more.
- * So a batch waits for the next turn as long as each turn brings more records, for at most
- * `groupWaitMs` (2 ms; 1 ms cost 3–5% more CPU a stream); a record alone in its turn commits at the
- * end of that turn.
+ * Group commit: a commit costs ~50 µs of CPU, each record ~15 µs more, so a batch waits another
+ * turn while each turn brings more records, for at most `groupWaitMs` (2 ms; 1 ms cost 3–5% more
+ * CPU a stream); a record alone in its turn commits at the end of that turn.
  */
 import type { UsageRecord } from '../types.js';
 
