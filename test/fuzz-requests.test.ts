@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { requestFields } from './support/request-fields.js';
 
 const MODEL = 'local/tollgate-small';
 const RUNS = 10_000;
@@ -62,27 +63,6 @@ const oddValues: fc.Arbitrary<unknown>[] = [
   fc.constantFrom('', ' ', '\u0000', '\uD800', '💥', 'a'.repeat(300), '../../etc/passwd', 'local/../openai/x', 'http://127.0.0.1:1/', '%00', '\r\nx-evil: 1'),
 ];
 const anyValue = fc.oneof(...oddValues);
-const fields = [
-  'model',
-  'prompt',
-  'best_of',
-  'echo',
-  'frequency_penalty',
-  'logit_bias',
-  'logprobs',
-  'max_tokens',
-  'n',
-  'presence_penalty',
-  'seed',
-  'stop',
-  'stream',
-  'stream_options',
-  'suffix',
-  'temperature',
-  'top_p',
-  'user',
-];
-
 /** A mostly valid request whose fields are then mutated. Valid ones stay small (max_tokens ≤ 2). */
 const baseRequest = fc.record(
   {
@@ -99,7 +79,7 @@ const baseRequest = fc.record(
 );
 
 const mutatedObject = fc
-  .tuple(baseRequest, fc.array(fc.tuple(fc.constantFrom(...fields, '__proto__', 'constructor', 'extra', ''), anyValue), { maxLength: 4 }))
+  .tuple(baseRequest, fc.array(fc.tuple(fc.constantFrom(...requestFields, '__proto__', 'constructor', 'extra', ''), anyValue), { maxLength: 4 }))
   .map(([request, mutations]) => {
     const body: Record<string, unknown> = { ...request };
     for (const [field, value] of mutations) body[field] = value;

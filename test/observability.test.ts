@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completionChunkSchema, completionSchema, errorSchema } from '../src/completions/completion-response-schema.js';
 import { get, type JsonResponse, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { requestFields } from './support/request-fields.js';
 
 let gateway: TestGateway;
 const model = 'local/tollgate-small';
@@ -150,26 +151,7 @@ describe('observability', () => {
     assert.equal(response.body.openapi, '3.1.0');
     const request = response.body.components.schemas.CompletionRequest;
     assert.equal(request.additionalProperties, false);
-    for (const field of [
-      'model',
-      'prompt',
-      'best_of',
-      'echo',
-      'frequency_penalty',
-      'logit_bias',
-      'logprobs',
-      'max_tokens',
-      'n',
-      'presence_penalty',
-      'seed',
-      'stop',
-      'stream',
-      'stream_options',
-      'suffix',
-      'temperature',
-      'top_p',
-      'user',
-    ]) {
+    for (const field of requestFields) {
       assert.ok(field in request.properties, field);
     }
     // prompt may be absent (OpenAI's default prompt), as OpenAI accepts it.

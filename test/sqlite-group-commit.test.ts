@@ -6,28 +6,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UsageBatch } from '../src/storage/sqlite/sqlite-usage-batch.js';
 import type { UsageRecord } from '../src/storage/types.js';
+import { usageRecord } from './support/usage-record.js';
 
 function record(requestId: string): UsageRecord {
-  return {
-    requestId,
-    accountId: 'acct_group',
-    keyId: null,
-    model: 'openai/gpt-3.5-turbo-instruct',
-    vendor: 'openai',
-    promptTokens: 7,
-    completionTokens: 3,
-    totalTokens: 10,
-    cachedTokens: null,
-    reasoningTokens: null,
-    estimated: false,
-    stream: false,
-    outcome: 'success',
-    status: 200,
-    errorCode: null,
-    latencyMs: 1,
-    ttftMs: null,
-    createdAt: new Date().toISOString(),
-  };
+  return usageRecord({ requestId, accountId: 'acct_group', promptTokens: 7, completionTokens: 3, totalTokens: 10 });
 }
 
 /** A batch over a fake commit that records each commit's request ids. */

@@ -12,28 +12,10 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
 import type { UsageRecord } from '../src/storage/types.js';
+import { usageRecord } from './support/usage-record.js';
 
 function record(requestId: string): UsageRecord {
-  return {
-    requestId,
-    accountId: 'acct_busy',
-    keyId: null,
-    model: 'openai/gpt-3.5-turbo-instruct',
-    vendor: 'openai',
-    promptTokens: 7,
-    completionTokens: 3,
-    totalTokens: 10,
-    cachedTokens: null,
-    reasoningTokens: null,
-    estimated: false,
-    stream: false,
-    outcome: 'success',
-    status: 200,
-    errorCode: null,
-    latencyMs: 1,
-    ttftMs: null,
-    createdAt: new Date().toISOString(),
-  };
+  return usageRecord({ requestId, accountId: 'acct_busy', promptTokens: 7, completionTokens: 3, totalTokens: 10 });
 }
 
 /** Another connection to the same file (another process, as far as SQLite's locks go) holding the write lock. */

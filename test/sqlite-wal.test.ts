@@ -12,28 +12,14 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
 import type { Storage, UsageRecord } from '../src/storage/types.js';
+import { usageRecord } from './support/usage-record.js';
 
 function record(index: number, accountId = 'acct_wal'): UsageRecord {
-  return {
+  return usageRecord({
     requestId: `req_${accountId}_${String(index).padStart(8, '0')}`,
     accountId,
-    keyId: null,
-    model: 'openai/gpt-3.5-turbo-instruct',
-    vendor: 'openai',
-    promptTokens: 10,
-    completionTokens: 5,
-    totalTokens: 15,
-    cachedTokens: null,
-    reasoningTokens: null,
-    estimated: false,
-    stream: false,
-    outcome: 'success',
-    status: 200,
-    errorCode: null,
-    latencyMs: 1,
-    ttftMs: null,
     createdAt: new Date(Date.UTC(2030, 0, 1, 0, 0, 0, index)).toISOString(),
-  };
+  });
 }
 
 /** A fresh directory for one test's database, removed afterwards. */

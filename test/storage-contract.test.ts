@@ -18,6 +18,7 @@ import { sqliteMigrations } from '../src/storage/sqlite/sqlite-migrations.js';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
 import type { Storage, UsageRecord, UsageTotals } from '../src/storage/types.js';
 import { createPostgresTestDatabase, postgresUnavailableReason } from './support/postgres-test-database.js';
+import { usageRecord } from './support/usage-record.js';
 
 /** One empty database; `open` may be called several times for instances sharing it. */
 interface TestDatabase {
@@ -92,27 +93,7 @@ function byKey<T extends { keyId: string | null }>(items: T[]): T[] {
 }
 
 function usage(accountId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
-  return {
-    requestId: unique('req'),
-    accountId,
-    keyId: null,
-    model: 'openai/gpt-3.5-turbo-instruct',
-    vendor: 'openai',
-    promptTokens: 10,
-    completionTokens: 5,
-    totalTokens: 15,
-    cachedTokens: null,
-    reasoningTokens: null,
-    estimated: false,
-    stream: false,
-    outcome: 'success',
-    status: 200,
-    errorCode: null,
-    latencyMs: 100,
-    ttftMs: null,
-    createdAt: '2030-01-01T00:00:00.000Z',
-    ...overrides,
-  };
+  return usageRecord({ requestId: unique('req'), accountId, latencyMs: 100, createdAt: '2030-01-01T00:00:00.000Z', ...overrides });
 }
 
 for (const backend of backends) {

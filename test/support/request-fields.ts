@@ -1,0 +1,21 @@
+/** Every field of the completions request body the contract names (../shared/spec/completions-api.md). */
+export const requestFields = [
+  'model',
+  'prompt',
+  'best_of',
+  'echo',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_tokens',
+  'n',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'suffix',
+  'temperature',
+  'top_p',
+  'user',
+] as const;
