@@ -197,7 +197,9 @@ test('broken event → 502 VendorError', async () => {
 test('client abort: the upstream sees the connection close', async () => {
   upstream.reply(anthropicMessages.hangAfterOutput('one', billed));
   const controller = new AbortController();
-  const iterator = adapter.stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r' })[Symbol.asyncIterator]();
+  const iterator = adapter
+    .stream(request({ model }), modelOf(adapter, model), { signal: controller.signal, requestId: 'r', reportUsage: () => {} })
+    [Symbol.asyncIterator]();
   assert.equal((await iterator.next()).value?.[0]?.type, 'text-delta');
   const pending = iterator.next();
   controller.abort();

@@ -262,7 +262,11 @@ test('client abort on a stream: upstream sees the connection close', async () =>
   upstream.reply(openaiCompletions.hangAfterOutput('first', billed));
   const controller = new AbortController();
   const iterator = adapter
-    .stream(request({ model: 'gpt-3.5-turbo-instruct' }), modelOf(adapter, 'gpt-3.5-turbo-instruct'), { signal: controller.signal, requestId: 'r' })
+    .stream(request({ model: 'gpt-3.5-turbo-instruct' }), modelOf(adapter, 'gpt-3.5-turbo-instruct'), {
+      signal: controller.signal,
+      requestId: 'r',
+      reportUsage: () => {},
+    })
     [Symbol.asyncIterator]();
   const first = await iterator.next();
   assert.deepEqual(

@@ -198,8 +198,7 @@ export class CompletionRun {
   private async record(end: RunEnd): Promise<MeteredUsage> {
     if (this.recorded) throw new GatewayError('A completion run was recorded twice.', { status: 500, type: 'server_error', code: 'internal_error' });
     this.recorded = true;
-    const request = this.target.request;
-    const usage = this.meter.settle(this.target.resolved.model, request.prompts, request.echo, request.n);
+    const usage = this.meter.settle();
     await this.setup.ticket.settle(usage.promptTokens + usage.completionTokens);
     await this.setup.recorder.record({
       ids: this.ids,

@@ -90,10 +90,10 @@ export interface GenerationOptions<Plan extends GenerationPlan = GenerationPlan>
   /**
    * Receives what each upstream call (or each local generation) billed, once per call, however the
    * call ended: the vendor's own counts when it reported them; otherwise an estimate marked
-   * `estimated`; zeros when the vendor refused the call before any output. The pipeline always
-   * passes it and sums the reports into the request's one ledger record.
+   * `estimated`; zeros when the vendor refused the call before any output. The pipeline sums the
+   * reports into the request's one ledger record: a call that does not report is billed nothing.
    */
-  reportUsage?: (usage: Usage) => void;
+  reportUsage: (usage: Usage) => void;
 }
 
 export interface ModelCapabilities {

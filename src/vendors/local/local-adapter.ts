@@ -111,6 +111,6 @@ async function* streamLocal(
     }
   } finally {
     const completionTokens = results.reduce((sum, result) => sum + result.completionTokens, 0);
-    generation.reportUsage?.({ promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 });
+    generation.reportUsage({ promptTokens, completionTokens, cachedTokens: 0, reasoningTokens: 0 });
   }
 }

@@ -20,7 +20,7 @@ export interface RunOptions {
   retry: RetryOptions;
   maxConcurrentCalls: number;
   /** Receives each call's usage once (GenerationOptions.reportUsage). */
-  reportUsage?: (usage: Usage) => void;
+  reportUsage: (usage: Usage) => void;
 }
 
 export function runUpstreamCalls(calls: readonly PlannedCall[], options: RunOptions): AsyncIterable<StreamPart[]> {
@@ -118,7 +118,7 @@ class CallRun implements AsyncIterableIterator<StreamPart[]> {
     if (this.closed) return;
     this.closed = true;
     this.usage.endAttempt(completed);
-    this.options.reportUsage?.(this.usage.billed);
+    this.options.reportUsage(this.usage.billed);
   }
 
   private async closeSource(): Promise<void> {
