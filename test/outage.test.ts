@@ -32,6 +32,7 @@ describe('outages of the servers the gateway depends on', { skip }, () => {
   let gateway: GatewayProcess;
   let limitedKey: string;
   let limitedAccount: string;
+  const adminKey = 'admin-key-for-the-outage-test';
 
   before(async () => {
     if (missing) throw new Error(`${missing}; CI is set, so the outage tests fail instead of skipping`);
@@ -46,7 +47,11 @@ describe('outages of the servers the gateway depends on', { skip }, () => {
     await storage.close();
     limitedKey = key.key;
     limitedAccount = account.id;
-    gateway = await spawnGateway({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, TOLLGATE_POLICY_CACHE_MS: '0' }, ['serve', '--workers', '1']);
+    gateway = await spawnGateway({ DATABASE_URL: postgres.url, REDIS_URL: redis.url, TOLLGATE_POLICY_CACHE_MS: '0', TOLLGATE_ADMIN_KEY: adminKey }, [
+      'serve',
+      '--workers',
+      '1',
+    ]);
   });
 
   after(async () => {
@@ -89,6 +94,21 @@ describe('outages of the servers the gateway depends on', { skip }, () => {
     assert.ok(results.every((r) => r.body.error.type === 'service_unavailable'));
     const ready = await fetch(`${gateway.url}/ready`);
     assert.equal(ready.status, 503);
+    // Every route that reads or writes the database says the same: 503, retry shortly.
+    const routes: [string, string, Record<string, string>, unknown?][] = [
+      ['GET', '/v5/usage', { 'x-api-key': limitedKey }],
+      ['GET', '/v5/dashboard/series', { 'x-api-key': limitedKey }],
+      ['GET', '/admin/usage', { 'x-api-key': adminKey }],
+      ['GET', '/admin/accounts', { 'x-api-key': adminKey }],
+      ['POST', '/admin/accounts', { 'x-api-key': adminKey, 'content-type': 'application/json' }, { name: 'during-the-outage' }],
+    ];
+    for (const [method, path, headers, body] of routes) {
+      const response = await fetch(`${gateway.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const answer = (await response.json()) as any;
+      assert.equal(response.status, 503, `${method} ${path}: ${JSON.stringify(answer)}`);
+      assert.equal(answer.error.code, 'storage_unavailable', `${method} ${path}`);
+      assert.equal(response.headers.get('retry-after'), '1', `${method} ${path}`);
+    }
     assert.equal(gateway.child.exitCode, null, 'still running');
     await postgres.start();
     const back = await until(call, (r) => r.status === 200, 15_000);

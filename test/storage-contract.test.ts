@@ -159,11 +159,25 @@ for (const backend of backends) {
         const nowhere = backend.unreachable!();
         try {
           await assert.rejects(nowhere.ping());
+          await assert.rejects(nowhere.listAccounts(), { status: 503, code: 'storage_unavailable' });
         } finally {
           await nowhere.close();
         }
       });
     }
+
+    test('a database the storage cannot use: reads and writes reject with the 503 storage_unavailable', async () => {
+      const closed = database.open();
+      await closed.close();
+      const calls = [
+        () => closed.listAccounts(),
+        () => closed.createAccount(unique('late')),
+        () => closed.getKeyWithHash('key_missing'),
+        () => closed.queryUsage({}),
+        () => closed.setBudget({ accountId: 'acct_missing', keyId: null, tokens: 1, period: 'day' }),
+      ];
+      for (const call of calls) await assert.rejects(call(), { status: 503, code: 'storage_unavailable' });
+    });
 
     test('accounts: create, get, list in creation order, count', async () => {
       const countBefore = await storage.countAccounts();
@@ -183,7 +197,7 @@ for (const backend of backends) {
     test('accounts: a duplicate name is refused', async () => {
       const name = unique('taken');
       await storage.createAccount(name);
-      await assert.rejects(storage.createAccount(name), /already exists/);
+      await assert.rejects(storage.createAccount(name), { message: `an account named '${name}' already exists`, status: 409, code: 'account_exists' });
     });
 
     test('keys: create, get with hash, list per account, revoke once', async () => {

@@ -76,6 +76,11 @@ export function storageUnavailable(cause: unknown): GatewayError {
   return serviceUnavailable('The gateway cannot reach its database right now; retry shortly.', 'storage_unavailable', cause);
 }
 
+/** An account name is unique: creating a second one of the same name is a 409. */
+export function accountExists(name: string): GatewayError {
+  return new GatewayError(`an account named '${name}' already exists`, { status: 409, type: 'invalid_request_error', code: 'account_exists', param: 'name' });
+}
+
 /** A path or query with a `%` that does not start a valid percent-escape. */
 export function malformedUrl(): GatewayError {
   return new GatewayError("The request URL is malformed: every '%' must start a percent-escape such as '%20'.", {

@@ -68,11 +68,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     admin.get('/admin/accounts', async () => ({ object: 'list', data: await storage.listAccounts() }));
     admin.post('/admin/accounts', async (request, reply) => {
       const { name } = parseInput(accountSchema, request.body, 'body');
-      try {
-        return reply.status(201).send(await storage.createAccount(name));
-      } catch (error) {
-        throw new GatewayError((error as Error).message, { status: 409, type: 'invalid_request_error', code: 'account_exists', param: 'name' });
-      }
+      return reply.status(201).send(await storage.createAccount(name));
     });
     admin.post('/admin/keys', async (request, reply) => {
       const body = parseInput(keySchema, request.body, 'body');

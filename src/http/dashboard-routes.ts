@@ -26,7 +26,7 @@ export interface DashboardRouteOptions {
 
 const recentSchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).optional(), account_id: z.string().min(1).optional() });
 const seriesSchema = z.strictObject({
-  bucket: z.enum(['day', 'hour'], { error: "'bucket' must be day or hour." }).optional(),
+  bucket: z.enum(['day', 'hour'], { error: 'must be day or hour.' }).optional(),
   days: z.coerce.number().int().min(1).max(60).optional(),
   account_id: z.string().min(1).optional(),
 });

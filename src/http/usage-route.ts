@@ -2,7 +2,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
-import { storageUnavailable } from '../errors/gateway-error.js';
 import { callerOf } from './api-key-auth.js';
 import { parseInput } from './parse-input.js';
 
@@ -79,9 +78,7 @@ export function registerUsageRoute(app: FastifyInstance, storage: Storage): void
   app.get('/v5/usage', async (request, reply) => {
     const query = parseUsageQuery(request.query);
     const accountId = callerOf(request).account.id;
-    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.group_by }).catch((error: unknown) => {
-      throw storageUnavailable(error);
-    });
+    const report = await storage.queryUsage({ accountId, since: query.since, until: query.until, groupBy: query.group_by });
     return answerUsage(reply, accountId, query, report);
   });
 }

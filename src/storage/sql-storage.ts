@@ -5,6 +5,7 @@
  * groups first, UTC days, numbers as numbers.
  */
 import { randomBytes } from 'node:crypto';
+import { accountExists, storageUnavailable } from '../errors/gateway-error.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery } from './types.js';
 import { isoTime, rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, type AggregateRow, type UsageRow } from './usage-row.js';
 
@@ -52,8 +53,13 @@ interface RateLimitRow {
   tpm: number | string | null;
 }
 
+/**
+ * Every method here answers from the database or fails with a 503 the client may retry: a
+ * database that is down, unreachable or locked is never a 500.
+ */
 export function createSqlStorage(driver: SqlDriver, backend: BackendMethods): Storage {
-  const { query, run } = driver;
+  const query = <Row>(sql: string, values?: unknown[]) => driver.query<Row>(sql, values).catch(unavailable);
+  const run = (sql: string, values?: unknown[]) => driver.run(sql, values).catch(unavailable);
   const keyWatchers = new Set<(keyId: string) => void>();
   const groupExpressions = { model: 'model', day: driver.dayExpression, key: 'key_id' } as const;
 
@@ -66,12 +72,11 @@ export function createSqlStorage(driver: SqlDriver, backend: BackendMethods): St
       // 128 bits of randomness, base62-ish.
       const id = `acct_${randomBytes(16).toString('base64url').replace(/[-_]/g, '').slice(0, 21)}`;
       const account: Account = { id, name, createdAt: new Date().toISOString() };
-      try {
-        await run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [account.id, account.name, account.createdAt]);
-      } catch (error) {
-        if (duplicateName(error)) throw new Error(`an account named '${name}' already exists`);
-        throw error;
-      }
+      await driver
+        .run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [account.id, account.name, account.createdAt])
+        .catch((error: unknown) => {
+          throw duplicateName(error) ? accountExists(name) : storageUnavailable(error);
+        });
       return account;
     },
     async getAccount(id) {
@@ -194,6 +199,10 @@ function usageFilter(driver: SqlDriver, filter: UsageQuery & { keyId?: string })
   if (filter.since) add('created_at >= ?', driver.instant(filter.since));
   if (filter.until) add('created_at < ?', driver.instant(filter.until));
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', values };
+}
+
+function unavailable(error: unknown): never {
+  throw storageUnavailable(error);
 }
 
 /** The UNIQUE constraint on accounts.name, as SQLite and PostgreSQL report it. */

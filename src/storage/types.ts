@@ -1,6 +1,8 @@
 /**
  * The storage interface. SQLite and PostgreSQL implement it and pass one contract suite
- * (test/storage-contract.test.ts). Only `create-storage.ts` imports a driver.
+ * (test/storage-contract.test.ts). Only `create-storage.ts` imports a driver. A method that cannot
+ * reach the database rejects with the 503 `storage_unavailable`; creating an account under a name
+ * already taken rejects with the 409 `account_exists`.
  */
 
 export interface Account {
