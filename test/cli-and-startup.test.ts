@@ -103,6 +103,13 @@ describe('tollgate CLI', () => {
     }
   });
 
+  test('a database that cannot be reached: one line with what the driver answered', () => {
+    const result = runCli(['accounts', 'list'], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/tollgate' });
+    assert.notEqual(result.status, 0);
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    assert.match(result.stderr, /^tollgate: .*ECONNREFUSED 127\.0\.0\.1:1/);
+  });
+
   test('a bad TOLLGATE_HEAP_GROWING_PERCENT stops serve with a message naming it', () => {
     for (const value of ['lots', '-5', '2.5']) {
       const result = runCli(['serve'], { ...env, TOLLGATE_HEAP_GROWING_PERCENT: value });

@@ -16,7 +16,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = error.exitCode || 1;
       return; // commander already printed its one-line message
     }
-    process.stderr.write(`tollgate: ${(error as Error).message}\n`);
+    // A 503 from storage says what the database answered, so the operator sees why.
+    const { message, cause } = error as Error;
+    process.stderr.write(`tollgate: ${message}${cause instanceof Error ? ` (${cause.message})` : ''}\n`);
     process.exitCode = 1;
   }
 }
