@@ -1,7 +1,9 @@
 /**
  * Metering truth, as one table: every vendor wire format (and the local model) × stream or not ×
  * the ways a request can go (plain, a stop the gateway enforces, no usage from the vendor, an error
- * before output, an error after output, a client cancel, emulated n, echo). Each cell asserts that
+ * or a timeout before output, an error after output, a client cancel, emulated n, echo, token
+ * prompts and best_of or their refusal). A vendor is one row of `rows`: what it does natively picks
+ * its cells and what they expect, so a new row gets the whole table. Each cell asserts that
  * the response's usage, the ledger row and GET /v5/usage agree, and that they equal what the mock
  * vendor billed, or carry the `estimated` flag with the tokenizer's count when it billed nothing we
  * could read.
@@ -31,16 +33,29 @@ interface RemoteVendor {
   nativeEcho: boolean;
   /** A stop sequence this vendor cannot take, so the gateway enforces it; null when it takes every stop. */
   gatewayStop: string | null;
+  /** The vendor takes a prompt given as token ids and `best_of` (else the gateway refuses them before any call). */
+  tokenPromptsAndBestOf: boolean;
 }
+
+/** The table's rows: what each vendor does natively decides which cells it gets and what they expect. */
+const rows: Record<string, Omit<RemoteVendor, 'mock'>> = {
+  openai: { model: 'openai/gpt-3.5-turbo-instruct', wire: openaiCompletions, nativeN: true, nativeEcho: true, gatewayStop: null, tokenPromptsAndBestOf: true },
+  'chat-only': { model: 'house/chat-model', wire: openaiChat, nativeN: false, nativeEcho: false, gatewayStop: null, tokenPromptsAndBestOf: false },
+  anthropic: {
+    model: 'anthropic/claude-sonnet-4-5',
+    wire: anthropicMessages,
+    nativeN: false,
+    nativeEcho: false,
+    gatewayStop: '\n',
+    tokenPromptsAndBestOf: false,
+  },
+  gemini: { model: 'gemini/gemini-2.5-flash', wire: geminiGenerateContent, nativeN: false, nativeEcho: false, gatewayStop: null, tokenPromptsAndBestOf: false },
+};
 
 const remote: Record<string, RemoteVendor> = {};
 
 before(async () => {
-  const [openai, house, anthropic, gemini] = await Promise.all([MockUpstream.start(), MockUpstream.start(), MockUpstream.start(), MockUpstream.start()]);
-  remote.openai = { model: 'openai/gpt-3.5-turbo-instruct', wire: openaiCompletions, mock: openai, nativeN: true, nativeEcho: true, gatewayStop: null };
-  remote['chat-only'] = { model: 'house/chat-model', wire: openaiChat, mock: house, nativeN: false, nativeEcho: false, gatewayStop: null };
-  remote.anthropic = { model: 'anthropic/claude-sonnet-4-5', wire: anthropicMessages, mock: anthropic, nativeN: false, nativeEcho: false, gatewayStop: '\n' };
-  remote.gemini = { model: 'gemini/gemini-2.5-flash', wire: geminiGenerateContent, mock: gemini, nativeN: false, nativeEcho: false, gatewayStop: null };
+  for (const [name, row] of Object.entries(rows)) remote[name] = { ...row, mock: await MockUpstream.start() };
   const configPath = join(dir, 'tollgate.json');
   writeFileSync(
     configPath,
@@ -49,17 +64,23 @@ before(async () => {
         openai: transport,
         anthropic: transport,
         gemini: transport,
-        house: { kind: 'openai-compatible', baseUrl: house.url, completions: 'chat', models: [{ name: 'chat-model', contextWindow: 8192 }], ...transport },
+        house: {
+          kind: 'openai-compatible',
+          baseUrl: remote['chat-only'].mock.url,
+          completions: 'chat',
+          models: [{ name: 'chat-model', contextWindow: 8192 }],
+          ...transport,
+        },
       },
     }),
   );
   gateway = await startTestGateway({
     OPENAI_API_KEY: 'sk-test',
-    OPENAI_BASE_URL: openai.url,
+    OPENAI_BASE_URL: remote.openai.mock.url,
     ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: anthropic.url,
+    ANTHROPIC_BASE_URL: remote.anthropic.mock.url,
     GEMINI_API_KEY: 'gm-test',
-    GEMINI_BASE_URL: gemini.url,
+    GEMINI_BASE_URL: remote.gemini.mock.url,
     TOLLGATE_CONFIG: configPath,
     TOLLGATE_POLICY_CACHE_MS: '0',
   });
@@ -205,7 +226,7 @@ function estimate(model: string, produced: string, promptCount?: number): Tokens
 
 const billed: Billed = { prompt: 7, completion: 3 };
 
-for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
+for (const [name, row] of Object.entries(rows)) {
   describe(`metering: ${name}`, () => {
     beforeEach(() => remote[name].mock.reset());
     for (const stream of [false, true]) {
@@ -281,24 +302,40 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
         assertMetered(outcome, vendor().nativeN ? exact({ prompt: 12, completion: 2 }) : exact({ prompt: 12, completion: 6 }));
       });
 
-      if (name === 'gemini') {
-        test(`${mode}, a timeout before output: nothing billed`, async () => {
-          // Silent past the whole-answer limit (responseTimeoutMs, 3 s here): the gateway gives up with a 504.
-          vendor().mock.reply({ hang: true });
-          const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, stream });
-          assert.equal(outcome.status, 504);
-          assert.equal(outcome.record.outcome, 'vendor_error');
-          assertMetered(outcome, nothing);
-        });
-      }
+      test(`${mode}, a timeout before output: nothing billed`, async () => {
+        // Silent past the whole-answer limit (responseTimeoutMs, 3 s here): the gateway gives up with a 504.
+        vendor().mock.reply({ hang: true });
+        const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, stream });
+        assert.equal(outcome.status, 504);
+        assert.equal(outcome.record.outcome, 'vendor_error');
+        assertMetered(outcome, nothing);
+      });
 
-      if (name === 'openai') {
+      /** A request the vendor cannot serve: a 400 before any upstream call, recorded, nothing billed. */
+      const assertRefusedFree = (outcome: Outcome) => {
+        assert.equal(outcome.status, 400);
+        assert.equal(vendor().mock.requests.length, 0, 'no upstream call');
+        assertMetered(outcome, nothing);
+      };
+
+      const tokens = [464, 1614, 315, 279];
+      if (!row.tokenPromptsAndBestOf) {
+        test(`${mode}, token prompt: refused before any call, nothing billed`, async () => {
+          assertRefusedFree(await send({ model: vendor().model, prompt: tokens, max_tokens: 8, echo: true, stream }));
+        });
+        if (!stream) {
+          test('non-stream, best_of 3: refused before any call, nothing billed', async () => {
+            assertRefusedFree(await send({ model: vendor().model, prompt, max_tokens: 8, best_of: 3 }));
+          });
+        }
+      } else {
         test(`${mode}, token prompt echoed, no usage: the estimate counts the prompt's tokens once, not as completion`, async () => {
-          const tokens = [464, 1614, 315, 279];
-          vendor().mock.reply(reply({ texts: ['The state of the Hello'], usage: null }));
+          const echoed = 'The state of the Hello';
+          vendor().mock.reply(reply({ texts: [vendor().nativeEcho ? echoed : ' Hello'], usage: null }));
           const outcome = await send({ model: vendor().model, prompt: tokens, max_tokens: 8, echo: true, stream });
           assert.equal(outcome.status, 200);
-          const completion = Math.max(0, countTokens(vendor().model, 'The state of the Hello') - tokens.length);
+          assert.equal(outcome.texts[0], echoed);
+          const completion = Math.max(0, countTokens(vendor().model, echoed) - tokens.length);
           assertMetered(outcome, { promptTokens: tokens.length, completionTokens: completion, estimated: true });
         });
 
@@ -307,6 +344,7 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
             vendor().mock.reply(reply({ texts: ['Hello there'], usage: null }));
             const outcome = await send({ model: vendor().model, prompt, max_tokens: 8, best_of: 3 });
             assert.equal(outcome.status, 200);
+            assert.equal(vendor().mock.requests.length, 1, 'the vendor ranks the candidates itself');
             assertMetered(outcome, {
               promptTokens: countTokens(vendor().model, prompt),
               completionTokens: 3 * countTokens(vendor().model, 'Hello there'),
@@ -326,7 +364,7 @@ for (const name of ['openai', 'chat-only', 'anthropic', 'gemini']) {
         });
       }
 
-      if (name === 'anthropic') {
+      if (row.gatewayStop !== null) {
         test(`${mode}, a stop the gateway enforces: the vendor's usage when it came with the text, else an estimate on its prompt count`, async () => {
           const stop = vendor().gatewayStop!;
           if (!stream) {
