@@ -16,7 +16,8 @@ export const usage = `usage: npm run bench -- [options]
   --ledger-records N    SQLite ledger inserts (default 20000)
   --log-level LEVEL     Tollgate's LOG_LEVEL (default info, as in production)
   --skip LIST           phases to skip: matrix,slow,soak,ledger
-  --targets LIST        matrix targets (default direct,floor,tollgate)
+  --targets LIST        matrix targets (default direct,floor,tollgate; add stack for the floor's
+                        work on Tollgate's HTTP stack, fastify)
   --db-dir DIR          parent directory of Tollgate's fresh SQLite databases (default the OS temp dir)
   --out FILE            JSON results (default dist/bench-results/latest.json)`;
 

@@ -17,7 +17,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** A target under load. */
 export interface Gateway {
-  name: 'direct' | 'floor' | 'tollgate';
+  name: 'direct' | 'floor' | 'stack' | 'tollgate';
   /** The completions endpoint. */
   url: string;
   headers: Record<string, string>;
@@ -55,6 +55,19 @@ export async function startFloor(core: number | null, mockOrigin: string): Promi
   });
   const { match, afterMs } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
   return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: afterMs, stop: () => floor.stop() };
+}
+
+/** The floor's work on Tollgate's HTTP stack (fastify); measured only when `--targets` names `stack`. */
+export async function startStackFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
+  const stack = spawnProcess({
+    name: 'stack floor',
+    core,
+    args: [here('./stack-floor.js')],
+    env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey },
+    ipc: true,
+  });
+  const { match, afterMs } = await stack.waitFor(/stack floor listening on (http:\/\/\S+)/, 15_000);
+  return { name: 'stack', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: stack, startupMs: afterMs, stop: () => stack.stop() };
 }
 
 /** How to start one Tollgate. */

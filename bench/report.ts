@@ -11,6 +11,8 @@ export interface Comparison {
   connections: number;
   direct: Cell | null;
   floor: Cell | null;
+  /** The floor's work on Tollgate's HTTP stack; null unless `--targets` named `stack`. */
+  stack: Cell | null;
   tollgate: Cell | null;
   /** Tollgate requests/s over the floor's. */
   throughputRatio: number;
@@ -21,6 +23,7 @@ export interface Comparison {
   roundRatios: { min: number; max: number } | null;
   /** Latency added over direct, ms. */
   floorAdded: { p50: number; p99: number };
+  stackAdded: { p50: number; p99: number };
   tollgateAdded: { p50: number; p99: number };
   /** Tollgate CPU per request over the floor's. */
   cpuRatio: number;
@@ -45,6 +48,7 @@ export function compare(runs: TargetRun[], connections: number[]): Comparison[] 
     connections.map((count) => {
       const direct = cellOf('direct', mode, count);
       const floor = cellOf('floor', mode, count);
+      const stack = cellOf('stack', mode, count);
       const tollgate = cellOf('tollgate', mode, count);
       const added = (cell: Cell | null) => ({
         p50: difference(cell?.latency?.p50, direct?.latency?.p50),
@@ -55,10 +59,12 @@ export function compare(runs: TargetRun[], connections: number[]): Comparison[] 
         connections: count,
         direct,
         floor,
+        stack,
         tollgate,
         throughputRatio: tollgate && floor ? tollgate.requestsPerSecond / floor.requestsPerSecond : NaN,
         roundRatios: roundRatios(floor, tollgate),
         floorAdded: added(floor),
+        stackAdded: added(stack),
         tollgateAdded: added(tollgate),
         cpuRatio: tollgate && floor ? tollgate.cpuMicrosPerRequest / floor.cpuMicrosPerRequest : NaN,
       };
@@ -104,9 +110,30 @@ function comparisonTable(comparisons: Comparison[]): string {
   return table(rows);
 }
 
+/** The stack floor beside the floor and Tollgate: what the HTTP stack costs, and what the product adds on it. */
+function stackTable(comparisons: Comparison[]): string {
+  const rows = [['mode', 'conns', 'stack r/s', 'S/F', 'T/S', 'cpu µs f/s/t', '+p50 f/s/t ms', '+p99 f/s/t ms']];
+  for (const c of comparisons) {
+    if (!c.stack) continue;
+    const per = (field: 'p50' | 'p99') => `${n(c.floorAdded[field])}/${n(c.stackAdded[field])}/${n(c.tollgateAdded[field])}`;
+    rows.push([
+      c.mode,
+      String(c.connections),
+      n(c.stack.requestsPerSecond, 0),
+      `${n(c.floor ? c.stack.requestsPerSecond / c.floor.requestsPerSecond : NaN)}×`,
+      `${n(c.tollgate ? c.tollgate.requestsPerSecond / c.stack.requestsPerSecond : NaN)}×`,
+      `${n(c.floor?.cpuMicrosPerRequest, 0)}/${n(c.stack.cpuMicrosPerRequest, 0)}/${n(c.tollgate?.cpuMicrosPerRequest, 0)}`,
+      per('p50'),
+      per('p99'),
+    ]);
+  }
+  return table(rows);
+}
+
 export function formatReport(results: Results): string {
   const { runs } = results;
   const out = [comparisonTable(results.comparisons)];
+  if (results.comparisons.some((c) => c.stack)) out.push(`\nThe floor's work on Tollgate's HTTP stack (stack-floor.ts):\n${stackTable(results.comparisons)}`);
   const utilisation = runs.map((run) => `${run.target} ${run.cells.map((cell) => `${(cell.cpuUtilisation * 100).toFixed(0)}%`).join('/')}`).join('; ');
   out.push(`\nTarget CPU use per cell (100% = its core saturated; below that the load side limits): ${utilisation}`);
   const foreign = Math.max(0, ...runs.flatMap((run) => run.cells.map((cell) => cell.foreignCores)));

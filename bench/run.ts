@@ -15,6 +15,7 @@ import {
   loadCore,
   startFloor,
   startMock,
+  startStackFloor,
   startTollgate,
   type Gateway,
   type Mock,
@@ -42,6 +43,7 @@ async function measureMatrix(options: BenchOptions, mock: Mock, tollgateOptions:
   const starters: Record<string, () => Promise<Gateway>> = {
     direct: async () => directGateway(mock),
     floor: () => startFloor(tollgateOptions.core, mock.origin),
+    stack: () => startStackFloor(tollgateOptions.core, mock.origin),
     tollgate: () => startTollgate(tollgateOptions),
   };
   const gateways: Gateway[] = [];
