@@ -77,6 +77,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions | null {
     if (!Number.isFinite(parsed) || parsed < min || parsed > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return parsed;
   };
+  const targets = list(values.targets ?? 'direct,floor,tollgate');
+  const unknownTarget = targets.find((target) => !['direct', 'floor', 'stack', 'tollgate'].includes(target));
+  if (unknownTarget) throw new Error(`--targets takes direct, floor, stack and tollgate, not '${unknownTarget}'`);
   const connections = list(values.connections ?? (quick ? '16' : '1,16,64')).map(Number);
   if (connections.some((count) => !Number.isInteger(count) || count < 1 || count > 1024)) throw new Error('--connections takes integers from 1 to 1024');
   return {
@@ -90,7 +93,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | null {
     ledgerRecords: Math.round(number(values['ledger-records'], 'ledger-records', 20_000, 1, 1_000_000)),
     logLevel: values['log-level'] ?? 'info',
     skip: list(values.skip ?? ''),
-    targets: list(values.targets ?? 'direct,floor,tollgate'),
+    targets,
     dbDir: values['db-dir'] ?? tmpdir(),
     out: resolve(values.out ?? fileURLToPath(new URL('../bench-results/latest.json', import.meta.url))),
   };
