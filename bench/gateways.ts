@@ -45,29 +45,21 @@ export function directGateway(mock: Mock): Gateway {
   return { name: 'direct', url: `${mock.origin}/v1/completions`, headers: {}, process: mock.process, startupMs: 0, stop: async () => {} };
 }
 
-export async function startFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
+/**
+ * The floor (`floor-proxy.ts`, on bare `node:http`) or the stack floor (`stack-floor.ts`, the same
+ * work on Tollgate's HTTP stack, fastify; measured only when `--targets` names `stack`).
+ */
+export async function startFloor(core: number | null, mockOrigin: string, kind: 'floor' | 'stack' = 'floor'): Promise<Gateway> {
   const floor = spawnProcess({
-    name: 'floor proxy',
+    name: kind === 'floor' ? 'floor proxy' : 'stack floor',
     core,
-    args: [here('./floor-proxy.js')],
+    args: [here(kind === 'floor' ? './floor-proxy.js' : './stack-floor.js')],
     env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey },
     ipc: true,
   });
+  // Both print `… floor listening on URL`.
   const { match, afterMs } = await floor.waitFor(/floor listening on (http:\/\/\S+)/, 15_000);
-  return { name: 'floor', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: afterMs, stop: () => floor.stop() };
-}
-
-/** The floor's work on Tollgate's HTTP stack (fastify); measured only when `--targets` names `stack`. */
-export async function startStackFloor(core: number | null, mockOrigin: string): Promise<Gateway> {
-  const stack = spawnProcess({
-    name: 'stack floor',
-    core,
-    args: [here('./stack-floor.js')],
-    env: { PORT: '0', UPSTREAM_URL: mockOrigin, FLOOR_API_KEY: floorKey },
-    ipc: true,
-  });
-  const { match, afterMs } = await stack.waitFor(/stack floor listening on (http:\/\/\S+)/, 15_000);
-  return { name: 'stack', url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: stack, startupMs: afterMs, stop: () => stack.stop() };
+  return { name: kind, url: `${match[1]}/v1/completions`, headers: { 'x-api-key': floorKey }, process: floor, startupMs: afterMs, stop: () => floor.stop() };
 }
 
 /** How to start one Tollgate. */

@@ -15,7 +15,6 @@ import {
   loadCore,
   startFloor,
   startMock,
-  startStackFloor,
   startTollgate,
   type Gateway,
   type Mock,
@@ -43,7 +42,7 @@ async function measureMatrix(options: BenchOptions, mock: Mock, tollgateOptions:
   const starters: Record<string, () => Promise<Gateway>> = {
     direct: async () => directGateway(mock),
     floor: () => startFloor(tollgateOptions.core, mock.origin),
-    stack: () => startStackFloor(tollgateOptions.core, mock.origin),
+    stack: () => startFloor(tollgateOptions.core, mock.origin, 'stack'),
     tollgate: () => startTollgate(tollgateOptions),
   };
   const gateways: Gateway[] = [];
