@@ -204,6 +204,49 @@ describe('streaming', () => {
   });
 });
 
+describe('logprobs', () => {
+  /** Each token that is text (not a `bytes:` fragment) stands in the choice's text at its text_offset. */
+  function assertOffsetsPoint(text: string, logprobs: { tokens: string[]; text_offset: number[] }): void {
+    assert.equal(logprobs.text_offset.length, logprobs.tokens.length);
+    logprobs.tokens.forEach((token, index) => {
+      if (token.startsWith('bytes:')) return;
+      const offset = logprobs.text_offset[index];
+      assert.equal(text.slice(offset, offset + token.length), token, `token ${index} ${JSON.stringify(token)} at ${offset} in ${JSON.stringify(text)}`);
+    });
+  }
+
+  // The unicorn is spelled with byte-fragment tokens: the text after it must still be found at its offsets.
+  const body = { prompt: 'I ❤️ 🦄 café and the nation', echo: true, logprobs: 1, max_tokens: 4, temperature: 0 };
+
+  test('text_offset points at each token, after characters built from byte fragments too', async () => {
+    const response = await post(gateway, '/v5/completions', { model, ...body });
+    assert.equal(response.status, 200, response.text);
+    const choice = response.body.choices[0];
+    assert.ok(
+      choice.logprobs.tokens.some((token: string) => token.startsWith('bytes:')),
+      'the prompt has byte-fragment tokens',
+    );
+    assertOffsetsPoint(choice.text, choice.logprobs);
+  });
+
+  test('streamed text_offset points at each token of the whole choice text', async () => {
+    const response = await post(gateway, '/v5/completions', { model, ...body, stream: true });
+    assert.equal(response.status, 200, response.text);
+    const chunks = parseSse(response.text)
+      .filter((event) => event.event === null)
+      .map((event) => JSON.parse(event.data));
+    const whole = { text: '', tokens: [] as string[], text_offset: [] as number[] };
+    for (const chunk of chunks) {
+      const choice = chunk.choices[0];
+      whole.text += choice.text;
+      if (choice.logprobs === null) continue;
+      whole.tokens.push(...choice.logprobs.tokens);
+      whole.text_offset.push(...choice.logprobs.text_offset);
+    }
+    assertOffsetsPoint(whole.text, whole);
+  });
+});
+
 describe('ledger, usage and models', () => {
   test('every success writes one record with the response id and the returned counts', async () => {
     const response = await post(gateway, '/v5/completions', { model, prompt: 'Freedom', max_tokens: 3 });

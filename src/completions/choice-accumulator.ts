@@ -76,17 +76,39 @@ export class ChoiceAccumulator {
   }
 }
 
+/**
+ * A token's offset is the length of the text before it. A `bytes:` fragment adds the characters its
+ * bytes complete (with the fragments before it), so the tokens after a character spelled in
+ * fragments still point at themselves.
+ */
 function toLogprobs(tokens: TokenLogprob[], startOffset: number): ChoiceLogprobs {
   const out = emptyLogprobs();
   let offset = startOffset;
+  let fragments: TextDecoder | null = null;
   for (const token of tokens) {
+    const fragment = token.token.startsWith('bytes:');
+    if (!fragment && fragments !== null) {
+      // Bytes that never completed a character stand in the text as replacement characters.
+      offset += fragments.decode().length;
+      fragments = null;
+    }
     out.tokens.push(token.token);
     out.token_logprobs.push(token.logprob);
     out.top_logprobs.push(token.topLogprobs);
     out.text_offset.push(offset);
-    offset += token.token.startsWith('bytes:') ? 0 : token.token.length;
+    if (fragment) {
+      fragments ??= new TextDecoder();
+      offset += fragments.decode(fragmentBytes(token.token), { stream: true }).length;
+    } else offset += token.token.length;
   }
   return out;
+}
+
+/** The bytes of a fragment spelled `bytes:\xe2\x82`. */
+function fragmentBytes(spelling: string): Uint8Array {
+  const bytes: number[] = [];
+  for (const match of spelling.matchAll(/\\x([0-9a-fA-F]{2})/g)) bytes.push(Number.parseInt(match[1], 16));
+  return Uint8Array.from(bytes);
 }
 
 function emptyLogprobs(): ChoiceLogprobs {
