@@ -245,6 +245,38 @@ describe('logprobs', () => {
     }
     assertOffsetsPoint(whole.text, whole);
   });
+
+  // OpenAI counts text_offset from the start of the prompt: without echo the first generated token sits at the prompt's length.
+  test('without echo, text_offset counts from the start of each choice’s prompt', async () => {
+    const prompts = ['The nation', 'We the people of'];
+    const response = await post(gateway, '/v5/completions', { model, prompt: prompts, n: 2, logprobs: 1, max_tokens: 3, temperature: 0 });
+    assert.equal(response.status, 200, response.text);
+    for (const choice of response.body.choices) {
+      const prompt = prompts[Math.floor(choice.index / 2)];
+      assert.equal(choice.logprobs.text_offset[0], prompt.length, JSON.stringify(choice));
+      assertOffsetsPoint(prompt + choice.text, choice.logprobs);
+    }
+    const tokens = await post(gateway, '/v5/completions', { model, prompt: [791, 1614], logprobs: 0, max_tokens: 2, temperature: 0 });
+    assert.equal(tokens.status, 200, tokens.text);
+    assertOffsetsPoint(`The state${tokens.body.choices[0].text}`, tokens.body.choices[0].logprobs);
+    assert.equal(tokens.body.choices[0].logprobs.text_offset[0], 'The state'.length);
+  });
+
+  test('streamed without echo, text_offset counts from the start of the prompt', async () => {
+    const prompt = 'The nation';
+    const response = await post(gateway, '/v5/completions', { model, prompt, logprobs: 1, max_tokens: 4, temperature: 0, stream: true });
+    assert.equal(response.status, 200, response.text);
+    const whole = { text: prompt, tokens: [] as string[], text_offset: [] as number[] };
+    for (const event of parseSse(response.text).filter((each) => each.event === null)) {
+      const choice = JSON.parse(event.data).choices[0];
+      whole.text += choice.text;
+      if (choice.logprobs === null) continue;
+      whole.tokens.push(...choice.logprobs.tokens);
+      whole.text_offset.push(...choice.logprobs.text_offset);
+    }
+    assert.equal(whole.text_offset[0], prompt.length);
+    assertOffsetsPoint(whole.text, whole);
+  });
 });
 
 describe('ledger, usage and models', () => {
