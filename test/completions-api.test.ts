@@ -246,6 +246,15 @@ describe('logprobs', () => {
     assertOffsetsPoint(whole.text, whole);
   });
 
+  test('a byte-order mark echoed as three byte fragments counts as one character', async () => {
+    // cl100k ids 171, 119 and 123 are the single bytes EF, BB and BF; 7140 is ' nation'.
+    const response = await post(gateway, '/v5/completions', { model, prompt: [171, 119, 123, 7140], echo: true, logprobs: 0, max_tokens: 0 });
+    assert.equal(response.status, 200, response.text);
+    const choice = response.body.choices[0];
+    assert.equal(choice.text, '\uFEFF nation');
+    assert.deepEqual(choice.logprobs.text_offset, [0, 0, 0, 1]);
+  });
+
   // OpenAI counts text_offset from the start of the prompt: without echo the first generated token sits at the prompt's length.
   test('without echo, text_offset counts from the start of each choice’s prompt', async () => {
     const prompts = ['The nation', 'We the people of'];

@@ -104,7 +104,8 @@ function toLogprobs(tokens: TokenLogprob[], startOffset: number): ChoiceLogprobs
     out.top_logprobs.push(token.topLogprobs);
     out.text_offset.push(offset);
     if (fragment) {
-      fragments ??= new TextDecoder();
+      // ignoreBOM: a fragment's EF BB BF is a character of the text, never a marker to drop.
+      fragments ??= new TextDecoder('utf-8', { ignoreBOM: true });
       offset += fragments.decode(fragmentBytes(token.token), { stream: true }).length;
     } else offset += token.token.length;
   }
