@@ -204,6 +204,90 @@ describe('streaming', () => {
   });
 });
 
+describe('logprobs', () => {
+  /** Each token that is text (not a `bytes:` fragment) stands in the choice's text at its text_offset. */
+  function assertOffsetsPoint(text: string, logprobs: { tokens: string[]; text_offset: number[] }): void {
+    assert.equal(logprobs.text_offset.length, logprobs.tokens.length);
+    logprobs.tokens.forEach((token, index) => {
+      if (token.startsWith('bytes:')) return;
+      const offset = logprobs.text_offset[index];
+      assert.equal(text.slice(offset, offset + token.length), token, `token ${index} ${JSON.stringify(token)} at ${offset} in ${JSON.stringify(text)}`);
+    });
+  }
+
+  // The unicorn is spelled with byte-fragment tokens: the text after it must still be found at its offsets.
+  const body = { prompt: 'I ❤️ 🦄 café and the nation', echo: true, logprobs: 1, max_tokens: 4, temperature: 0 };
+
+  test('text_offset points at each token, after characters built from byte fragments too', async () => {
+    const response = await post(gateway, '/v5/completions', { model, ...body });
+    assert.equal(response.status, 200, response.text);
+    const choice = response.body.choices[0];
+    assert.ok(
+      choice.logprobs.tokens.some((token: string) => token.startsWith('bytes:')),
+      'the prompt has byte-fragment tokens',
+    );
+    assertOffsetsPoint(choice.text, choice.logprobs);
+  });
+
+  test('streamed text_offset points at each token of the whole choice text', async () => {
+    const response = await post(gateway, '/v5/completions', { model, ...body, stream: true });
+    assert.equal(response.status, 200, response.text);
+    const chunks = parseSse(response.text)
+      .filter((event) => event.event === null)
+      .map((event) => JSON.parse(event.data));
+    const whole = { text: '', tokens: [] as string[], text_offset: [] as number[] };
+    for (const chunk of chunks) {
+      const choice = chunk.choices[0];
+      whole.text += choice.text;
+      if (choice.logprobs === null) continue;
+      whole.tokens.push(...choice.logprobs.tokens);
+      whole.text_offset.push(...choice.logprobs.text_offset);
+    }
+    assertOffsetsPoint(whole.text, whole);
+  });
+
+  test('a byte-order mark echoed as three byte fragments counts as one character', async () => {
+    // cl100k ids 171, 119 and 123 are the single bytes EF, BB and BF; 7140 is ' nation'.
+    const response = await post(gateway, '/v5/completions', { model, prompt: [171, 119, 123, 7140], echo: true, logprobs: 0, max_tokens: 0 });
+    assert.equal(response.status, 200, response.text);
+    const choice = response.body.choices[0];
+    assert.equal(choice.text, '\uFEFF nation');
+    assert.deepEqual(choice.logprobs.text_offset, [0, 0, 0, 1]);
+  });
+
+  // OpenAI counts text_offset from the start of the prompt: without echo the first generated token sits at the prompt's length.
+  test('without echo, text_offset counts from the start of each choice’s prompt', async () => {
+    const prompts = ['The nation', 'We the people of'];
+    const response = await post(gateway, '/v5/completions', { model, prompt: prompts, n: 2, logprobs: 1, max_tokens: 3, temperature: 0 });
+    assert.equal(response.status, 200, response.text);
+    for (const choice of response.body.choices) {
+      const prompt = prompts[Math.floor(choice.index / 2)];
+      assert.equal(choice.logprobs.text_offset[0], prompt.length, JSON.stringify(choice));
+      assertOffsetsPoint(prompt + choice.text, choice.logprobs);
+    }
+    const tokens = await post(gateway, '/v5/completions', { model, prompt: [791, 1614], logprobs: 0, max_tokens: 2, temperature: 0 });
+    assert.equal(tokens.status, 200, tokens.text);
+    assertOffsetsPoint(`The state${tokens.body.choices[0].text}`, tokens.body.choices[0].logprobs);
+    assert.equal(tokens.body.choices[0].logprobs.text_offset[0], 'The state'.length);
+  });
+
+  test('streamed without echo, text_offset counts from the start of the prompt', async () => {
+    const prompt = 'The nation';
+    const response = await post(gateway, '/v5/completions', { model, prompt, logprobs: 1, max_tokens: 4, temperature: 0, stream: true });
+    assert.equal(response.status, 200, response.text);
+    const whole = { text: prompt, tokens: [] as string[], text_offset: [] as number[] };
+    for (const event of parseSse(response.text).filter((each) => each.event === null)) {
+      const choice = JSON.parse(event.data).choices[0];
+      whole.text += choice.text;
+      if (choice.logprobs === null) continue;
+      whole.tokens.push(...choice.logprobs.tokens);
+      whole.text_offset.push(...choice.logprobs.text_offset);
+    }
+    assert.equal(whole.text_offset[0], prompt.length);
+    assertOffsetsPoint(whole.text, whole);
+  });
+});
+
 describe('ledger, usage and models', () => {
   test('every success writes one record with the response id and the returned counts', async () => {
     const response = await post(gateway, '/v5/completions', { model, prompt: 'Freedom', max_tokens: 3 });

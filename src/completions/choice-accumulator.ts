@@ -1,14 +1,16 @@
 /**
- * Collects parts into choices: text, finish reasons and logprobs with OpenAI's `text_offset`
- * (each token's character offset in the choice's full text, echo included).
+ * Collects parts into choices: text, finish reasons and logprobs with OpenAI's `text_offset`: each
+ * token's character offset from the start of its prompt, so with echo the offset into the choice's
+ * text, and without it the prompt's length plus the offset into the choice's text.
  */
-import type { FinishReason, StreamPart, TokenLogprob } from '../vendors/types.js';
+import { decodeTokens } from '../tokenizer/tokenizer.js';
+import type { FinishReason, GenerationRequest, PromptInput, StreamPart, TokenLogprob } from '../vendors/types.js';
 import type { ChoiceLogprobs, CompletionChoice } from './completion-objects.js';
 
 interface ChoiceState {
   /** The whole text, kept only when `toChoices` will be asked for it (not for streams). */
   text: string;
-  /** Its length in UTF-16 units: the next token's text_offset. */
+  /** The next token's text_offset, in UTF-16 units: the prompt's length without echo, plus the text's. */
   length: number;
   finishReason: FinishReason | null;
   logprobs: ChoiceLogprobs | null;
@@ -20,15 +22,20 @@ export class ChoiceAccumulator {
   private readonly keepWhole: boolean;
 
   /**
+   * One choice per prompt × n of `request`.
    * @param keepWhole collect each choice's whole text and logprobs for `toChoices` (a non-stream
    * answer); a stream sends every delta as it comes and only needs offsets and finish reasons.
    */
-  constructor(count: number, wantLogprobs: boolean, keepWhole = true) {
-    this.wantLogprobs = wantLogprobs;
+  constructor(request: Pick<GenerationRequest, 'prompts' | 'n' | 'logprobs' | 'echo'>, keepWhole = true) {
+    this.wantLogprobs = request.logprobs !== null;
     this.keepWhole = keepWhole;
     // A plain loop: Array.from over `{ length }` took ~0.7% of a stream's CPU under load.
     this.choices = [];
-    for (let index = 0; index < count; index++) this.choices.push({ text: '', length: 0, finishReason: null, logprobs: null });
+    for (const prompt of request.prompts) {
+      // Without echo the prompt comes before the choice's text; its length is only needed for offsets.
+      const start = this.wantLogprobs && !request.echo ? promptLength(prompt) : 0;
+      for (let index = 0; index < request.n; index++) this.choices.push({ text: '', length: start, finishReason: null, logprobs: null });
+    }
   }
 
   /** Adds a text delta; returns the delta's logprobs object (offsets filled) for stream chunks. */
@@ -76,17 +83,51 @@ export class ChoiceAccumulator {
   }
 }
 
+/**
+ * A token's offset is the length of the text before it. A `bytes:` fragment adds the characters its
+ * bytes complete (with the fragments before it), so the tokens after a character spelled in
+ * fragments still point at themselves.
+ */
 function toLogprobs(tokens: TokenLogprob[], startOffset: number): ChoiceLogprobs {
   const out = emptyLogprobs();
   let offset = startOffset;
+  let fragments: TextDecoder | null = null;
   for (const token of tokens) {
+    const fragment = token.token.startsWith('bytes:');
+    if (!fragment && fragments !== null) {
+      // Bytes that never completed a character stand in the text as replacement characters.
+      offset += fragments.decode().length;
+      fragments = null;
+    }
     out.tokens.push(token.token);
     out.token_logprobs.push(token.logprob);
     out.top_logprobs.push(token.topLogprobs);
     out.text_offset.push(offset);
-    offset += token.token.startsWith('bytes:') ? 0 : token.token.length;
+    if (fragment) {
+      // ignoreBOM: a fragment's EF BB BF is a character of the text, never a marker to drop.
+      fragments ??= new TextDecoder('utf-8', { ignoreBOM: true });
+      offset += fragments.decode(fragmentBytes(token.token), { stream: true }).length;
+    } else offset += token.token.length;
   }
   return out;
+}
+
+/** The bytes of a fragment spelled `bytes:\xe2\x82`. */
+function fragmentBytes(spelling: string): Uint8Array {
+  const bytes: number[] = [];
+  for (const match of spelling.matchAll(/\\x([0-9a-fA-F]{2})/g)) bytes.push(Number.parseInt(match[1], 16));
+  return Uint8Array.from(bytes);
+}
+
+/** The prompt's length in characters (UTF-16 units); a token-array prompt as the gateway's tokenizer reads it. */
+function promptLength(prompt: PromptInput): number {
+  if (prompt.kind === 'text') return prompt.text.length;
+  try {
+    return decodeTokens(prompt.tokens).length;
+  } catch {
+    // Ids outside cl100k_base are another tokenizer's, whose text the gateway cannot know.
+    return 0;
+  }
 }
 
 function emptyLogprobs(): ChoiceLogprobs {

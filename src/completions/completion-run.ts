@@ -58,7 +58,7 @@ export class CompletionRun {
 
   /** The whole answer, once the ledger recorded it. Throws (after recording) when the request fails or is cancelled. */
   async complete(signal: AbortSignal): Promise<Completion> {
-    const accumulator = new ChoiceAccumulator(this.choiceCount, this.target.request.logprobs !== null);
+    const accumulator = new ChoiceAccumulator(this.target.request);
     let fingerprint: string | null = null;
     try {
       for await (const batch of this.generate(signal)) {
@@ -91,7 +91,7 @@ export class CompletionRun {
    * Throws (after recording) when the request fails; a cancel ends it quietly.
    */
   async *chunks(signal: AbortSignal): AsyncGenerator<Completion[]> {
-    const accumulator = new ChoiceAccumulator(this.choiceCount, this.target.request.logprobs !== null, false);
+    const accumulator = new ChoiceAccumulator(this.target.request, false);
     const created = Math.floor(Date.now() / 1000);
     let fingerprint = GATEWAY_FINGERPRINT;
     const includeUsage = this.parsed.includeUsage;
@@ -134,10 +134,6 @@ export class CompletionRun {
     const usage = await this.record({ kind: 'success' });
     if (this.parsed.includeUsage) closing.push({ ...chunk(0, '', null, null), choices: [], usage: toWireUsage(usage) });
     yield closing;
-  }
-
-  private get choiceCount(): number {
-    return this.target.request.prompts.length * this.target.request.n;
   }
 
   /**
