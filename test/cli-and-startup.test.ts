@@ -88,6 +88,16 @@ describe('tollgate CLI', () => {
     assert.equal(await gateway.exited, 0);
   });
 
+  test('migrate on a fresh database names the migrations it applied; run again, the schema is up to date', () => {
+    const fresh = { DATABASE_URL: `sqlite:${join(dir, 'fresh', 'tollgate.db')}` };
+    const first = runCli(['migrate'], fresh);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, /^applied migrations \d+(, \d+)*$/m);
+    const second = runCli(['migrate'], fresh);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /schema is up to date/);
+  });
+
   test('bad arguments exit non-zero with a one-line message', () => {
     for (const args of [
       ['accounts', 'create'],

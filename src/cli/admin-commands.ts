@@ -9,12 +9,13 @@ import { positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
-async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage) => Promise<T>): Promise<T> {
+/** Opens storage, applies pending migrations, and runs `work` with the numbers of those it applied. */
+async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage, applied: number[]) => Promise<T>): Promise<T> {
   // One command's writes: no checkpoints of its own (a running gateway's, or SQLite at close, checkpoints them).
   const storage = await createStorage(loadConfig().databaseUrl, { sqliteCheckpoints: false });
   try {
-    await storage.migrate();
-    return await work(storage);
+    const applied = await storage.migrate();
+    return await work(storage, applied);
   } finally {
     await storage.close();
   }
@@ -140,8 +141,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      await withStorage(loadConfig, async (storage) => {
-        const applied = await storage.migrate();
+      await withStorage(loadConfig, async (_storage, applied) => {
         print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
       });
     });
