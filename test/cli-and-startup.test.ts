@@ -120,6 +120,17 @@ describe('tollgate CLI', () => {
     assert.match(result.stderr, /^tollgate: .*ECONNREFUSED 127\.0\.0\.1:1/);
   });
 
+  test('a bad LOG_LEVEL stops serve and the CLI with one line naming it and the levels', () => {
+    for (const args of [['serve'], ['accounts', 'list']]) {
+      const result = runCli(args, { ...env, LOG_LEVEL: 'verbose' });
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+      assert.match(result.stderr, /LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got 'verbose'/, args.join(' '));
+    }
+    const quiet = runCli(['accounts', 'list'], { ...env, LOG_LEVEL: 'Debug' });
+    assert.equal(quiet.status, 0, quiet.stderr);
+  });
+
   test('a bad TOLLGATE_HEAP_GROWING_PERCENT stops serve with a message naming it', () => {
     for (const value of ['lots', '-5', '2.5']) {
       const result = runCli(['serve'], { ...env, TOLLGATE_HEAP_GROWING_PERCENT: value });
