@@ -64,6 +64,23 @@ describe('admin API', () => {
     assert.equal(both.status, 400);
   });
 
+  test('a budget or limit for an account or key that does not exist, or a key of another account, is a 400 naming it', async () => {
+    const other = await post(gateway, '/admin/accounts', { name: 'team-other' }, { 'x-api-key': ADMIN });
+    const otherKey = await post(gateway, '/admin/keys', { account_id: other.body.id }, { 'x-api-key': ADMIN });
+    for (const [path, body, param] of [
+      ['/admin/budgets', { account_id: gateway.accountId, key_id: otherKey.body.id, tokens: 5, period: 'day' }, 'key_id'],
+      ['/admin/budgets', { account_id: gateway.accountId, key_id: 'key_nosuchkey000', tokens: 5, period: 'day' }, 'key_id'],
+      ['/admin/limits', { account_id: 'acct_nosuchaccount', rpm: 5 }, 'account_id'],
+      ['/admin/limits', { key_id: 'key_nosuchkey000', rpm: 5 }, 'key_id'],
+    ] as const) {
+      const response = await put(path, body);
+      assert.equal(response.status, 400, `${path} ${JSON.stringify(body)}`);
+      assert.equal(response.body.error.param, param, JSON.stringify(response.body));
+    }
+    const own = await put('/admin/limits', { key_id: otherKey.body.id, tpm: 1000 });
+    assert.equal(own.status, 200);
+  });
+
   test('without TOLLGATE_ADMIN_KEY the admin endpoints do not exist', async () => {
     const plain = await startTestGateway();
     try {

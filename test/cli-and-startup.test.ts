@@ -113,6 +113,28 @@ describe('tollgate CLI', () => {
     }
   });
 
+  test('budgets and limits for an account or key that does not exist, or a key of another account, exit non-zero naming it', () => {
+    const account = runCli(['accounts', 'create', 'team-targets'], env).stdout.trim().split('\n').pop()!;
+    const other = runCli(['accounts', 'create', 'team-elsewhere'], env).stdout.trim().split('\n').pop()!;
+    const otherKey = runCli(['keys', 'create', '--account', other], env).stdout.trim().split('\n').pop()!;
+    const otherKeyId = `key_${otherKey.split('_')[1]}`;
+    const cases: [string[], string][] = [
+      [['budgets', 'set', '--account', account, '--key', otherKeyId, '--tokens', '5', '--period', 'day'], otherKeyId],
+      [['budgets', 'set', '--account', account, '--key', 'key_nosuchkey000', '--tokens', '5', '--period', 'day'], 'key_nosuchkey000'],
+      [['limits', 'set', '--account', 'acct_nosuchaccount', '--rpm', '5'], 'acct_nosuchaccount'],
+      [['limits', 'set', '--key', 'key_nosuchkey000', '--rpm', '5'], 'key_nosuchkey000'],
+    ];
+    for (const [args, named] of cases) {
+      const result = runCli(args, env);
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.ok(result.stderr.includes(named), result.stderr);
+    }
+    const ownKey = runCli(['budgets', 'set', '--account', other, '--key', otherKeyId, '--tokens', '5', '--period', 'day'], env);
+    assert.equal(ownKey.status, 0, ownKey.stderr);
+    assert.equal(runCli(['limits', 'set', '--key', otherKeyId, '--rpm', '5'], env).status, 0);
+  });
+
   test('a database that cannot be reached: one line with what the driver answered', () => {
     const result = runCli(['accounts', 'list'], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/tollgate' });
     assert.notEqual(result.status, 0);

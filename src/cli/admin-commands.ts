@@ -5,6 +5,7 @@ import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
+import { requirePolicyTarget } from '../usage/policy-target.js';
 import { positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
@@ -114,7 +115,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .addOption(new Option('--period <period>', 'budget period').choices(['day', 'month', 'total']).makeOptionMandatory())
     .action(async (options: { account: string; key?: string; tokens: number; period: 'day' | 'month' | 'total' }) => {
       await withStorage(loadConfig, async (storage) => {
-        if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
+        await requirePolicyTarget(storage, { accountId: options.account, keyId: options.key ?? null });
         await storage.setBudget({ accountId: options.account, keyId: options.key ?? null, tokens: options.tokens, period: options.period });
         print(`budget set: ${options.tokens} tokens per ${options.period} for ${options.key ?? options.account}`);
       });
@@ -132,6 +133,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
       if (Boolean(options.account) === Boolean(options.key)) throw new Error('give exactly one of --account or --key');
       if (options.rpm === undefined && options.tpm === undefined) throw new Error('give --rpm and/or --tpm');
       await withStorage(loadConfig, async (storage) => {
+        await requirePolicyTarget(storage, { accountId: options.account ?? null, keyId: options.key ?? null });
         await storage.setRateLimit({ accountId: options.account ?? null, keyId: options.key ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null });
         print(`limits set for ${options.account ?? options.key}: rpm=${options.rpm ?? 'unlimited'} tpm=${options.tpm ?? 'unlimited'}`);
       });

@@ -9,6 +9,7 @@ import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
+import { requirePolicyTarget } from '../usage/policy-target.js';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
 import { parseInput } from './parse-input.js';
 import { answerUsage, parseUsageQuery } from './usage-route.js';
@@ -83,13 +84,14 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     });
     admin.put('/admin/budgets', async (request) => {
       const body = parseInput(budgetSchema, request.body, 'body');
-      await requireAccount(storage, body.account_id);
+      await requirePolicyTarget(storage, { accountId: body.account_id, keyId: body.key_id ?? null });
       await storage.setBudget({ accountId: body.account_id, keyId: body.key_id ?? null, tokens: body.tokens, period: body.period });
       onPolicyChange();
       return { object: 'budget', ...body, key_id: body.key_id ?? null };
     });
     admin.put('/admin/limits', async (request) => {
       const body = parseInput(limitSchema, request.body, 'body');
+      await requirePolicyTarget(storage, { accountId: body.account_id ?? null, keyId: body.key_id ?? null });
       await storage.setRateLimit({ accountId: body.account_id ?? null, keyId: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null });
       onPolicyChange();
       return { object: 'rate_limit', account_id: body.account_id ?? null, key_id: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null };
