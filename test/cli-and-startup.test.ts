@@ -101,6 +101,8 @@ describe('tollgate CLI', () => {
   test('bad arguments exit non-zero with a one-line message', () => {
     for (const args of [
       ['accounts', 'create'],
+      ['accounts', 'create', ''],
+      ['accounts', 'create', 'x'.repeat(201)],
       ['keys', 'create'],
       ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'],
       ['limits', 'set', '--rpm', '5'],

@@ -6,7 +6,7 @@ import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { requirePolicyTarget } from '../usage/policy-target.js';
-import { positiveInteger } from './cli-arguments.js';
+import { accountName, positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
@@ -33,8 +33,9 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
 
   const accounts = program.command('accounts').description('manage accounts');
   accounts
-    .command('create <name>')
+    .command('create')
     .description('create an account; prints its id on the last line')
+    .argument('<name>', 'account name', accountName)
     .action(async (name: string) => {
       await withStorage(loadConfig, async (storage) => {
         const account = await storage.createAccount(name);
