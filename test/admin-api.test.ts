@@ -81,6 +81,13 @@ describe('admin API', () => {
     assert.equal(own.status, 200);
   });
 
+  test("an unknown account's usage is a 400 naming account_id, not an empty report", async () => {
+    const response = await get(gateway, '/admin/usage?account_id=acct_nosuchaccount', { 'x-api-key': ADMIN });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error.param, 'account_id');
+    assert.equal(response.body.error.code, 'account_not_found');
+  });
+
   test('without TOLLGATE_ADMIN_KEY the admin endpoints do not exist', async () => {
     const plain = await startTestGateway();
     try {

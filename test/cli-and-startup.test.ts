@@ -137,6 +137,20 @@ describe('tollgate CLI', () => {
     assert.equal(runCli(['limits', 'set', '--key', otherKeyId, '--rpm', '5'], env).status, 0);
   });
 
+  test('usage and keys list for an account that does not exist exit non-zero naming it, rather than an empty report', () => {
+    for (const args of [
+      ['usage', '--account', 'acct_nosuchaccount'],
+      ['usage', '--account', 'acct_nosuchaccount', '--format', 'json'],
+      ['keys', 'list', '--account', 'acct_nosuchaccount'],
+    ]) {
+      const result = runCli(args, env);
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stdout, '', args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.ok(result.stderr.includes('acct_nosuchaccount'), result.stderr);
+    }
+  });
+
   test('a database that cannot be reached: one line with what the driver answered', () => {
     const result = runCli(['accounts', 'list'], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/tollgate' });
     assert.notEqual(result.status, 0);

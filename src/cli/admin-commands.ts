@@ -22,6 +22,11 @@ async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage, a
   }
 }
 
+/** Throws unless the account exists: a mistyped id is an error, never an empty list or report. */
+async function requireAccount(storage: Storage, accountId: string): Promise<void> {
+  if (!(await storage.getAccount(accountId))) throw new Error(`no account '${accountId}'`);
+}
+
 function isoOption(value: string): string {
   const time = Date.parse(value);
   if (Number.isNaN(time)) throw new Error(`'${value}' is not an ISO 8601 date or time`);
@@ -61,7 +66,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .option('--name <label>', 'a label for the key')
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
-        if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
+        await requireAccount(storage, options.account);
         const issued = await issueKey(storage, options.account, options.name ?? null);
         print(`created key ${issued.id} for ${options.account}; it is shown only this once:`);
         print(issued.key);
@@ -73,6 +78,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .requiredOption('--account <id>', 'account id')
     .action(async (options: { account: string }) => {
       await withStorage(loadConfig, async (storage) => {
+        await requireAccount(storage, options.account);
         const rows = (await storage.listKeys(options.account)).map((key) => [key.id, key.name ?? '', `${key.prefix}_…`, key.createdAt, key.revokedAt ?? '']);
         print(formatTable(['id', 'name', 'prefix', 'created_at', 'revoked_at'], rows));
       });
@@ -97,6 +103,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (options: { account: string; since?: string; until?: string; by?: UsageGroupBy; format: string }) => {
       await withStorage(loadConfig, async (storage) => {
+        await requireAccount(storage, options.account);
         const report = await storage.queryUsage({ accountId: options.account, since: options.since, until: options.until, groupBy: options.by });
         if (options.format === 'json') return print(JSON.stringify(report, null, 2));
         if (options.format === 'csv') return process.stdout.write(usageToCsv(report, options.by));

@@ -79,6 +79,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     admin.get('/admin/usage', async (request, reply) => {
       const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;
       const query = parseUsageQuery(rest);
+      if (accountId) await requireAccount(storage, accountId);
       const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.group_by });
       return answerUsage(reply, accountId || null, query, report);
     });
