@@ -1,11 +1,12 @@
 /** Start-up on an empty database, the pasted curl example, and the tollgate CLI. */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { runCli, spawnGateway } from './support/gateway-process.js';
+import { startTestGateway } from './support/test-gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
 const env = { DATABASE_URL: `sqlite:${join(dir, 'db', 'tollgate.db')}` };
@@ -191,5 +192,34 @@ describe('tollgate CLI', () => {
       assert.notEqual(result.status, 0, value);
       assert.match(result.stderr, /TOLLGATE_WASM_TIER_UP must be on or off/, value);
     }
+  });
+});
+
+describe('the config file', () => {
+  test('sets the body limit and the CORS origins; TOLLGATE_CORS_ORIGINS wins over the file; a key it does not know stops start naming it', async () => {
+    const path = join(dir, 'settings.json');
+    writeFileSync(path, JSON.stringify({ bodyLimitBytes: 2048, corsOrigins: ['https://file.example'] }));
+    const gateway = await startTestGateway({ TOLLGATE_CONFIG: path, TOLLGATE_CORS_ORIGINS: 'https://env.example' });
+    try {
+      const call = (prompt: string) =>
+        fetch(`${gateway.url}/v5/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
+          body: JSON.stringify({ model: 'local/tollgate-small', prompt, max_tokens: 1 }),
+        });
+      assert.equal((await call('x'.repeat(100))).status, 200);
+      const large = await call('x'.repeat(3000));
+      assert.equal(large.status, 413);
+      const preflight = (origin: string) =>
+        fetch(`${gateway.url}/v5/completions`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+      assert.equal((await preflight('https://env.example')).headers.get('access-control-allow-origin'), 'https://env.example');
+      assert.equal((await preflight('https://file.example')).headers.get('access-control-allow-origin'), null);
+    } finally {
+      await gateway.stop();
+    }
+    writeFileSync(path, JSON.stringify({ limits: { rpm: 60 } }));
+    const refused = runCli(['serve'], { ...env, TOLLGATE_CONFIG: path });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /TOLLGATE_CONFIG: .*settings\.json: .*limits/);
   });
 });
