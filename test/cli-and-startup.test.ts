@@ -1,11 +1,12 @@
 /** Start-up on an empty database, the pasted curl example, and the tollgate CLI. */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runCli, spawnGateway } from './support/gateway-process.js';
+import { entry, runCli, spawnGateway } from './support/gateway-process.js';
 import { startTestGateway } from './support/test-gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
@@ -39,6 +40,27 @@ describe('start-up', () => {
     assert.ok(!/tg_[A-Za-z0-9]{12}_/.test(second.stdout()));
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
+  });
+
+  test('a port already taken stops serve with exit 1 and one line naming it, with one process or several workers', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      for (const workers of ['1', '2']) {
+        const result = spawnSync(process.execPath, [entry, 'serve', '--workers', workers], {
+          env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, LOG_LEVEL: 'warn' },
+          encoding: 'utf8',
+          timeout: 20_000,
+          killSignal: 'SIGKILL',
+        });
+        assert.equal(result.status, 1, `--workers ${workers}: ${result.signal ?? ''} ${result.stderr}`);
+        assert.match(result.stderr, /^tollgate: .*EADDRINUSE/m, `--workers ${workers}`);
+        assert.ok(!result.stdout.includes('Tollgate listening'), result.stdout);
+      }
+    } finally {
+      taken.close();
+    }
   });
 });
 
