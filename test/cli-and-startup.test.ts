@@ -1,7 +1,7 @@
 /** Start-up on an empty database, the pasted curl example, and the tollgate CLI. */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,20 @@ describe('tollgate CLI', () => {
     const second = runCli(['migrate'], fresh);
     assert.equal(second.status, 0, second.stderr);
     assert.match(second.stdout, /schema is up to date/);
+  });
+
+  test('--version prints the package version; GET /openapi.json names the same', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const result = runCli(['--version'], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout.trim(), version);
+    const gateway = await startTestGateway();
+    try {
+      const document = await fetch(`${gateway.url}/openapi.json`).then((response) => response.json());
+      assert.equal(document.info.version, version);
+    } finally {
+      await gateway.stop();
+    }
   });
 
   test('bad arguments exit non-zero with a one-line message', () => {
