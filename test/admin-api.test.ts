@@ -88,6 +88,12 @@ describe('admin API', () => {
     assert.equal(response.body.error.code, 'account_not_found');
   });
 
+  test('account_id given twice is a 400 naming it, not a storage outage', async () => {
+    const response = await get(gateway, `/admin/usage?account_id=${gateway.accountId}&account_id=${gateway.accountId}`, { 'x-api-key': ADMIN });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    assert.equal(response.body.error.param, 'account_id');
+  });
+
   test('without TOLLGATE_ADMIN_KEY the admin endpoints do not exist', async () => {
     const plain = await startTestGateway();
     try {

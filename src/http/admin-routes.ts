@@ -37,6 +37,9 @@ const limitSchema = z
   })
   .refine((body) => Boolean(body.account_id) !== Boolean(body.key_id), { error: 'Give exactly one of account_id or key_id.', path: ['account_id'] });
 
+/** `/admin/usage`'s own parameter; the rest is the usage query of /v5/usage. Empty = every account. */
+const usageAccountSchema = z.strictObject({ account_id: z.string({ error: "'account_id' must be one account id, given once." }).optional() });
+
 const accountSchema = z.strictObject({ name: z.string().min(1).max(200) });
 const keySchema = z.strictObject({ account_id: z.string().min(1), name: z.string().max(200).nullish() });
 
@@ -77,7 +80,8 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
       return reply.status(201).send(await issueKey(storage, body.account_id, body.name ?? null));
     });
     admin.get('/admin/usage', async (request, reply) => {
-      const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;
+      const { account_id: given, ...rest } = (request.query ?? {}) as Record<string, unknown>;
+      const accountId = parseInput(usageAccountSchema, { account_id: given }, 'query', true).account_id;
       const query = parseUsageQuery(rest);
       if (accountId) await requireAccount(storage, accountId);
       const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.group_by });
