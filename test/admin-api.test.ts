@@ -64,6 +64,36 @@ describe('admin API', () => {
     assert.equal(both.status, 400);
   });
 
+  test('a budget or limit for an account or key that does not exist, or a key of another account, is a 400 naming it', async () => {
+    const other = await post(gateway, '/admin/accounts', { name: 'team-other' }, { 'x-api-key': ADMIN });
+    const otherKey = await post(gateway, '/admin/keys', { account_id: other.body.id }, { 'x-api-key': ADMIN });
+    for (const [path, body, param] of [
+      ['/admin/budgets', { account_id: gateway.accountId, key_id: otherKey.body.id, tokens: 5, period: 'day' }, 'key_id'],
+      ['/admin/budgets', { account_id: gateway.accountId, key_id: 'key_nosuchkey000', tokens: 5, period: 'day' }, 'key_id'],
+      ['/admin/limits', { account_id: 'acct_nosuchaccount', rpm: 5 }, 'account_id'],
+      ['/admin/limits', { key_id: 'key_nosuchkey000', rpm: 5 }, 'key_id'],
+    ] as const) {
+      const response = await put(path, body);
+      assert.equal(response.status, 400, `${path} ${JSON.stringify(body)}`);
+      assert.equal(response.body.error.param, param, JSON.stringify(response.body));
+    }
+    const own = await put('/admin/limits', { key_id: otherKey.body.id, tpm: 1000 });
+    assert.equal(own.status, 200);
+  });
+
+  test("an unknown account's usage is a 400 naming account_id, not an empty report", async () => {
+    const response = await get(gateway, '/admin/usage?account_id=acct_nosuchaccount', { 'x-api-key': ADMIN });
+    assert.equal(response.status, 400);
+    assert.equal(response.body.error.param, 'account_id');
+    assert.equal(response.body.error.code, 'account_not_found');
+  });
+
+  test('account_id given twice is a 400 naming it, not a storage outage', async () => {
+    const response = await get(gateway, `/admin/usage?account_id=${gateway.accountId}&account_id=${gateway.accountId}`, { 'x-api-key': ADMIN });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    assert.equal(response.body.error.param, 'account_id');
+  });
+
   test('without TOLLGATE_ADMIN_KEY the admin endpoints do not exist', async () => {
     const plain = await startTestGateway();
     try {

@@ -1,11 +1,13 @@
 /** Start-up on an empty database, the pasted curl example, and the tollgate CLI. */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runCli, spawnGateway } from './support/gateway-process.js';
+import { entry, runCli, spawnGateway } from './support/gateway-process.js';
+import { startTestGateway } from './support/test-gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
 const env = { DATABASE_URL: `sqlite:${join(dir, 'db', 'tollgate.db')}` };
@@ -38,6 +40,27 @@ describe('start-up', () => {
     assert.ok(!/tg_[A-Za-z0-9]{12}_/.test(second.stdout()));
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
+  });
+
+  test('a port already taken stops serve with exit 1 and one line naming it, with one process or several workers', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      for (const workers of ['1', '2']) {
+        const result = spawnSync(process.execPath, [entry, 'serve', '--workers', workers], {
+          env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, LOG_LEVEL: 'warn' },
+          encoding: 'utf8',
+          timeout: 20_000,
+          killSignal: 'SIGKILL',
+        });
+        assert.equal(result.status, 1, `--workers ${workers}: ${result.signal ?? ''} ${result.stderr}`);
+        assert.match(result.stderr, /^tollgate: .*EADDRINUSE/m, `--workers ${workers}`);
+        assert.ok(!result.stdout.includes('Tollgate listening'), result.stdout);
+      }
+    } finally {
+      taken.close();
+    }
   });
 });
 
@@ -88,9 +111,35 @@ describe('tollgate CLI', () => {
     assert.equal(await gateway.exited, 0);
   });
 
+  test('migrate on a fresh database names the migrations it applied; run again, the schema is up to date', () => {
+    const fresh = { DATABASE_URL: `sqlite:${join(dir, 'fresh', 'tollgate.db')}` };
+    const first = runCli(['migrate'], fresh);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, /^applied migrations \d+(, \d+)*$/m);
+    const second = runCli(['migrate'], fresh);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /schema is up to date/);
+  });
+
+  test('--version prints the package version; GET /openapi.json names the same', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    const result = runCli(['--version'], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout.trim(), version);
+    const gateway = await startTestGateway();
+    try {
+      const document = await fetch(`${gateway.url}/openapi.json`).then((response) => response.json());
+      assert.equal(document.info.version, version);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   test('bad arguments exit non-zero with a one-line message', () => {
     for (const args of [
       ['accounts', 'create'],
+      ['accounts', 'create', ''],
+      ['accounts', 'create', 'x'.repeat(201)],
       ['keys', 'create'],
       ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'],
       ['limits', 'set', '--rpm', '5'],
@@ -103,11 +152,58 @@ describe('tollgate CLI', () => {
     }
   });
 
+  test('budgets and limits for an account or key that does not exist, or a key of another account, exit non-zero naming it', () => {
+    const account = runCli(['accounts', 'create', 'team-targets'], env).stdout.trim().split('\n').pop()!;
+    const other = runCli(['accounts', 'create', 'team-elsewhere'], env).stdout.trim().split('\n').pop()!;
+    const otherKey = runCli(['keys', 'create', '--account', other], env).stdout.trim().split('\n').pop()!;
+    const otherKeyId = `key_${otherKey.split('_')[1]}`;
+    const cases: [string[], string][] = [
+      [['budgets', 'set', '--account', account, '--key', otherKeyId, '--tokens', '5', '--period', 'day'], otherKeyId],
+      [['budgets', 'set', '--account', account, '--key', 'key_nosuchkey000', '--tokens', '5', '--period', 'day'], 'key_nosuchkey000'],
+      [['limits', 'set', '--account', 'acct_nosuchaccount', '--rpm', '5'], 'acct_nosuchaccount'],
+      [['limits', 'set', '--key', 'key_nosuchkey000', '--rpm', '5'], 'key_nosuchkey000'],
+    ];
+    for (const [args, named] of cases) {
+      const result = runCli(args, env);
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.ok(result.stderr.includes(named), result.stderr);
+    }
+    const ownKey = runCli(['budgets', 'set', '--account', other, '--key', otherKeyId, '--tokens', '5', '--period', 'day'], env);
+    assert.equal(ownKey.status, 0, ownKey.stderr);
+    assert.equal(runCli(['limits', 'set', '--key', otherKeyId, '--rpm', '5'], env).status, 0);
+  });
+
+  test('usage and keys list for an account that does not exist exit non-zero naming it, rather than an empty report', () => {
+    for (const args of [
+      ['usage', '--account', 'acct_nosuchaccount'],
+      ['usage', '--account', 'acct_nosuchaccount', '--format', 'json'],
+      ['keys', 'list', '--account', 'acct_nosuchaccount'],
+    ]) {
+      const result = runCli(args, env);
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stdout, '', args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.ok(result.stderr.includes('acct_nosuchaccount'), result.stderr);
+    }
+  });
+
   test('a database that cannot be reached: one line with what the driver answered', () => {
     const result = runCli(['accounts', 'list'], { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/tollgate' });
     assert.notEqual(result.status, 0);
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
     assert.match(result.stderr, /^tollgate: .*ECONNREFUSED 127\.0\.0\.1:1/);
+  });
+
+  test('a bad LOG_LEVEL stops serve and the CLI with one line naming it and the levels', () => {
+    for (const args of [['serve'], ['accounts', 'list']]) {
+      const result = runCli(args, { ...env, LOG_LEVEL: 'verbose' });
+      assert.notEqual(result.status, 0, args.join(' '));
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+      assert.match(result.stderr, /LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got 'verbose'/, args.join(' '));
+    }
+    const quiet = runCli(['accounts', 'list'], { ...env, LOG_LEVEL: 'Debug' });
+    assert.equal(quiet.status, 0, quiet.stderr);
   });
 
   test('a bad TOLLGATE_HEAP_GROWING_PERCENT stops serve with a message naming it', () => {
@@ -132,5 +228,34 @@ describe('tollgate CLI', () => {
       assert.notEqual(result.status, 0, value);
       assert.match(result.stderr, /TOLLGATE_WASM_TIER_UP must be on or off/, value);
     }
+  });
+});
+
+describe('the config file', () => {
+  test('sets the body limit and the CORS origins; TOLLGATE_CORS_ORIGINS wins over the file; a key it does not know stops start naming it', async () => {
+    const path = join(dir, 'settings.json');
+    writeFileSync(path, JSON.stringify({ bodyLimitBytes: 2048, corsOrigins: ['https://file.example'] }));
+    const gateway = await startTestGateway({ TOLLGATE_CONFIG: path, TOLLGATE_CORS_ORIGINS: 'https://env.example' });
+    try {
+      const call = (prompt: string) =>
+        fetch(`${gateway.url}/v5/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
+          body: JSON.stringify({ model: 'local/tollgate-small', prompt, max_tokens: 1 }),
+        });
+      assert.equal((await call('x'.repeat(100))).status, 200);
+      const large = await call('x'.repeat(3000));
+      assert.equal(large.status, 413);
+      const preflight = (origin: string) =>
+        fetch(`${gateway.url}/v5/completions`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+      assert.equal((await preflight('https://env.example')).headers.get('access-control-allow-origin'), 'https://env.example');
+      assert.equal((await preflight('https://file.example')).headers.get('access-control-allow-origin'), null);
+    } finally {
+      await gateway.stop();
+    }
+    writeFileSync(path, JSON.stringify({ limits: { rpm: 60 } }));
+    const refused = runCli(['serve'], { ...env, TOLLGATE_CONFIG: path });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /TOLLGATE_CONFIG: .*settings\.json: .*limits/);
   });
 });

@@ -83,6 +83,37 @@ describe('malformed URLs', () => {
   });
 });
 
+describe('what the HTTP parser refuses', () => {
+  /** The raw answer to bytes written on a connection of their own. */
+  async function raw(bytes: string): Promise<string> {
+    const url = new URL(gateway.url);
+    const socket = connect(Number(url.port), url.hostname);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('utf8');
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('close', () => resolve());
+      socket.once('error', reject);
+      socket.write(bytes);
+    });
+    return answer;
+  }
+
+  test('headers over the size limit → 431 in the error shape, with x-request-id', async () => {
+    const answer = await send('GET', '/health', { 'x-filler': 'a'.repeat(64 * 1024) });
+    assertError(answer, 431, 'headers_too_large');
+    assert.match(String(answer.headers['x-request-id']), /^req_[0-9a-f-]{36}$/);
+  });
+
+  test('a request line that is not HTTP → 400 in the error shape, with x-request-id', async () => {
+    const answer = await raw('NOT HTTP AT ALL\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 400 /);
+    assert.match(answer, /\r\nx-request-id: req_[0-9a-f-]{36}\r\n/i);
+    assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code, 'bad_request');
+  });
+});
+
 describe('unknown routes and methods', () => {
   const cases: [string, string, Record<string, string>, string | undefined][] = [
     ['PATCH', '/nope', { 'content-type': 'text/plain' }, 'hello'],

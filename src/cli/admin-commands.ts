@@ -5,19 +5,26 @@ import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
-import { positiveInteger } from './cli-arguments.js';
+import { requirePolicyTarget } from '../usage/policy-target.js';
+import { accountName, positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
-async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage) => Promise<T>): Promise<T> {
+/** Opens storage, applies pending migrations, and runs `work` with the numbers of those it applied. */
+async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage, applied: number[]) => Promise<T>): Promise<T> {
   // One command's writes: no checkpoints of its own (a running gateway's, or SQLite at close, checkpoints them).
   const storage = await createStorage(loadConfig().databaseUrl, { sqliteCheckpoints: false });
   try {
-    await storage.migrate();
-    return await work(storage);
+    const applied = await storage.migrate();
+    return await work(storage, applied);
   } finally {
     await storage.close();
   }
+}
+
+/** Throws unless the account exists: a mistyped id is an error, never an empty list or report. */
+async function requireAccount(storage: Storage, accountId: string): Promise<void> {
+  if (!(await storage.getAccount(accountId))) throw new Error(`no account '${accountId}'`);
 }
 
 function isoOption(value: string): string {
@@ -31,8 +38,9 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
 
   const accounts = program.command('accounts').description('manage accounts');
   accounts
-    .command('create <name>')
+    .command('create')
     .description('create an account; prints its id on the last line')
+    .argument('<name>', 'account name', accountName)
     .action(async (name: string) => {
       await withStorage(loadConfig, async (storage) => {
         const account = await storage.createAccount(name);
@@ -58,7 +66,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .option('--name <label>', 'a label for the key')
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
-        if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
+        await requireAccount(storage, options.account);
         const issued = await issueKey(storage, options.account, options.name ?? null);
         print(`created key ${issued.id} for ${options.account}; it is shown only this once:`);
         print(issued.key);
@@ -70,6 +78,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .requiredOption('--account <id>', 'account id')
     .action(async (options: { account: string }) => {
       await withStorage(loadConfig, async (storage) => {
+        await requireAccount(storage, options.account);
         const rows = (await storage.listKeys(options.account)).map((key) => [key.id, key.name ?? '', `${key.prefix}_…`, key.createdAt, key.revokedAt ?? '']);
         print(formatTable(['id', 'name', 'prefix', 'created_at', 'revoked_at'], rows));
       });
@@ -94,6 +103,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']).default('table'))
     .action(async (options: { account: string; since?: string; until?: string; by?: UsageGroupBy; format: string }) => {
       await withStorage(loadConfig, async (storage) => {
+        await requireAccount(storage, options.account);
         const report = await storage.queryUsage({ accountId: options.account, since: options.since, until: options.until, groupBy: options.by });
         if (options.format === 'json') return print(JSON.stringify(report, null, 2));
         if (options.format === 'csv') return process.stdout.write(usageToCsv(report, options.by));
@@ -113,7 +123,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .addOption(new Option('--period <period>', 'budget period').choices(['day', 'month', 'total']).makeOptionMandatory())
     .action(async (options: { account: string; key?: string; tokens: number; period: 'day' | 'month' | 'total' }) => {
       await withStorage(loadConfig, async (storage) => {
-        if (!(await storage.getAccount(options.account))) throw new Error(`no account '${options.account}'`);
+        await requirePolicyTarget(storage, { accountId: options.account, keyId: options.key ?? null });
         await storage.setBudget({ accountId: options.account, keyId: options.key ?? null, tokens: options.tokens, period: options.period });
         print(`budget set: ${options.tokens} tokens per ${options.period} for ${options.key ?? options.account}`);
       });
@@ -131,6 +141,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
       if (Boolean(options.account) === Boolean(options.key)) throw new Error('give exactly one of --account or --key');
       if (options.rpm === undefined && options.tpm === undefined) throw new Error('give --rpm and/or --tpm');
       await withStorage(loadConfig, async (storage) => {
+        await requirePolicyTarget(storage, { accountId: options.account ?? null, keyId: options.key ?? null });
         await storage.setRateLimit({ accountId: options.account ?? null, keyId: options.key ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null });
         print(`limits set for ${options.account ?? options.key}: rpm=${options.rpm ?? 'unlimited'} tpm=${options.tpm ?? 'unlimited'}`);
       });
@@ -140,8 +151,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      await withStorage(loadConfig, async (storage) => {
-        const applied = await storage.migrate();
+      await withStorage(loadConfig, async (_storage, applied) => {
         print(applied.length ? `applied migrations ${applied.join(', ')}` : 'schema is up to date');
       });
     });

@@ -6,3 +6,9 @@ export function positiveInteger(value: string): number {
   if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('must be a non-negative integer');
   return number;
 }
+
+/** An account name, held to what `POST /admin/accounts` accepts: 1 to 200 characters. */
+export function accountName(value: string): string {
+  if (value.length < 1 || value.length > 200) throw new InvalidArgumentError('must be 1 to 200 characters');
+  return value;
+}

@@ -1,11 +1,16 @@
 /** The `tollgate` command line. Every command reads the same DATABASE_URL as the server. */
 import { Command, CommanderError } from 'commander';
 import { loadConfig } from '../config/config.js';
+import { packageVersion } from '../config/package-version.js';
 import { registerAdminCommands } from './admin-commands.js';
 import { registerServeCommand } from './serve-command.js';
 
 export async function main(argv: string[]): Promise<void> {
-  const program = new Command('tollgate').description('Tollgate, an LLM gateway for the text-completions API').showHelpAfterError(false).exitOverride();
+  const program = new Command('tollgate')
+    .description('Tollgate, an LLM gateway for the text-completions API')
+    .version(packageVersion())
+    .showHelpAfterError(false)
+    .exitOverride();
   registerServeCommand(program, loadConfig);
   registerAdminCommands(program, loadConfig);
   try {

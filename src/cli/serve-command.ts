@@ -18,7 +18,11 @@ export function registerServeCommand(program: Command, loadConfig: () => Config)
       if (cluster.isWorker) {
         // The primary gives one worker at a time the SQLite checkpoints (cluster-primary.ts).
         const sqliteCheckpoints = process.env[CHECKPOINTS_VARIABLE] !== '0';
-        const server = await startServer(config, { announce: false, bootstrap: false, sqliteCheckpoints });
+        const server = await startServer(config, { announce: false, bootstrap: false, sqliteCheckpoints }).catch((error: unknown) => {
+          // A worker that cannot start leaves the cluster, so it can exit once its line is written (main.ts).
+          process.disconnect?.();
+          throw error;
+        });
         attachWorker(server.url, server.registry.listModels()[0]?.id ?? null, server.stop);
         return;
       }

@@ -17,7 +17,7 @@ export interface Config {
   redisUrl: string | null;
   /** Key for admin endpoints (TOLLGATE_ADMIN_KEY); admin endpoints are off without it. */
   adminKey: string | null;
-  /** pino level (LOG_LEVEL, default info). */
+  /** pino level (LOG_LEVEL, default info; one of `logLevels`). */
   logLevel: string;
   /** Largest request body accepted, in bytes (default 4 MiB). */
   bodyLimitBytes: number;
@@ -60,6 +60,9 @@ const fileSchema = z
 
 export class ConfigError extends Error {}
 
+/** The levels LOG_LEVEL accepts: pino's, most severe first, and `silent`. */
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const vendorEnvPattern = /_(API_KEY|BASE_URL|API_VERSION)$/;
 
 /** Reads the environment (and TOLLGATE_CONFIG, when set) once, and returns a frozen Config. */
@@ -79,7 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/tollgate.db',
     redisUrl: env.REDIS_URL || null,
     adminKey: env.TOLLGATE_ADMIN_KEY || null,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: envChoice(env, 'LOG_LEVEL', logLevels, 'info'),
     bodyLimitBytes: file.bodyLimitBytes ?? 4 * 1024 * 1024,
     keepAliveIntervalMs: envNumber(env, 'TOLLGATE_KEEPALIVE_MS', 'positive', file.keepAliveIntervalMs ?? 15_000),
     shutdownGraceMs: envNumber(env, 'TOLLGATE_SHUTDOWN_GRACE_MS', 'positive', file.shutdownGraceMs ?? 30_000),

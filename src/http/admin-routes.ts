@@ -9,6 +9,7 @@ import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
+import { requirePolicyTarget } from '../usage/policy-target.js';
 import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
 import { parseInput } from './parse-input.js';
 import { answerUsage, parseUsageQuery } from './usage-route.js';
@@ -35,6 +36,9 @@ const limitSchema = z
     tpm: z.number().int().min(0).nullish(),
   })
   .refine((body) => Boolean(body.account_id) !== Boolean(body.key_id), { error: 'Give exactly one of account_id or key_id.', path: ['account_id'] });
+
+/** `/admin/usage`'s own parameter; the rest is the usage query of /v5/usage. Empty = every account. */
+const usageAccountSchema = z.strictObject({ account_id: z.string({ error: "'account_id' must be one account id, given once." }).optional() });
 
 const accountSchema = z.strictObject({ name: z.string().min(1).max(200) });
 const keySchema = z.strictObject({ account_id: z.string().min(1), name: z.string().max(200).nullish() });
@@ -76,20 +80,23 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
       return reply.status(201).send(await issueKey(storage, body.account_id, body.name ?? null));
     });
     admin.get('/admin/usage', async (request, reply) => {
-      const { account_id: accountId, ...rest } = (request.query ?? {}) as Record<string, string>;
+      const { account_id: given, ...rest } = (request.query ?? {}) as Record<string, unknown>;
+      const accountId = parseInput(usageAccountSchema, { account_id: given }, 'query', true).account_id;
       const query = parseUsageQuery(rest);
+      if (accountId) await requireAccount(storage, accountId);
       const report = await storage.queryUsage({ accountId: accountId || undefined, since: query.since, until: query.until, groupBy: query.group_by });
       return answerUsage(reply, accountId || null, query, report);
     });
     admin.put('/admin/budgets', async (request) => {
       const body = parseInput(budgetSchema, request.body, 'body');
-      await requireAccount(storage, body.account_id);
+      await requirePolicyTarget(storage, { accountId: body.account_id, keyId: body.key_id ?? null });
       await storage.setBudget({ accountId: body.account_id, keyId: body.key_id ?? null, tokens: body.tokens, period: body.period });
       onPolicyChange();
       return { object: 'budget', ...body, key_id: body.key_id ?? null };
     });
     admin.put('/admin/limits', async (request) => {
       const body = parseInput(limitSchema, request.body, 'body');
+      await requirePolicyTarget(storage, { accountId: body.account_id ?? null, keyId: body.key_id ?? null });
       await storage.setRateLimit({ accountId: body.account_id ?? null, keyId: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null });
       onPolicyChange();
       return { object: 'rate_limit', account_id: body.account_id ?? null, key_id: body.key_id ?? null, rpm: body.rpm ?? null, tpm: body.tpm ?? null };

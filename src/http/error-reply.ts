@@ -1,4 +1,5 @@
 /** The HTTP error answers, in the OpenAI error shape: the one mapper's for every route, and the raw ones for what Node's parser rejects. */
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toErrorResponse, type ErrorBody } from '../errors/error-mapper.js';
@@ -14,6 +15,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
 /**
  * fastify's `clientErrorHandler`: answers what Node's HTTP parser rejects before fastify sees a
  * request (oversized headers, a malformed request line, headers that never finish), then drops the socket.
+ * The answer carries a new `x-request-id` like every other response (the caller's cannot be read).
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -28,7 +30,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   if (socket.writable) {
     const retry = status === 408 ? 'true' : 'false';
     socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nx-should-retry: ${retry}\r\nConnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nx-request-id: req_${randomUUID()}\r\nx-should-retry: ${retry}\r\nConnection: close\r\n\r\n${text}`,
     );
   }
   socket.destroy();

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { completionRequestSchema } from '../completions/completion-request-schema.js';
 import { completionChunkSchema, completionSchema, errorSchema } from '../completions/completion-response-schema.js';
 import { usageQuerySchema } from './usage-route.js';
+import { packageVersion } from '../config/package-version.js';
 
 export function buildOpenApiDocument(version: string): Record<string, unknown> {
   const schema = (type: z.ZodType) => z.toJSONSchema(type, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
@@ -80,7 +81,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
 export function registerOpenApiRoute(app: FastifyInstance): void {
   let document: string | null = null;
   app.get('/openapi.json', async (_request, reply) => {
-    document ??= JSON.stringify(buildOpenApiDocument('0.1.0'));
+    document ??= JSON.stringify(buildOpenApiDocument(packageVersion()));
     return reply.type('application/json; charset=utf-8').send(document);
   });
 }

@@ -41,8 +41,10 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   // Workers' stdout and stderr come to the primary, which alone writes them out (relay-worker-output.ts).
   cluster.setupPrimary({ silent: true });
   const relays = new Set<Promise<void>>();
+  // 1 when start-up failed: a worker ended before the gateway listened.
+  let exitCode = 0;
   // The last lines the workers wrote before exiting are still on their way: pass them on first.
-  const exit = () => exitAfterRelays(relays, [process.stdout, process.stderr], 0);
+  const exit = () => exitAfterRelays(relays, [process.stdout, process.stderr], exitCode);
   // The worker running the SQLite checkpoints; when it exits, the next worker forked takes over.
   let checkpointer: number | null = null;
   const fork = (): Worker => {
@@ -73,6 +75,12 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
   cluster.on('exit', (worker, code, signal) => {
     listening.delete(worker.id);
     if (worker.id === checkpointer) checkpointer = null;
+    // A worker that ends before the gateway ever listened could not start (its own line on stderr
+    // says why, e.g. the port is taken): forking it again would fail the same way, so stop with 1.
+    if (!announced && !shuttingDown) {
+      exitCode = 1;
+      shutdown();
+    }
     if (shuttingDown) {
       if (Object.keys(cluster.workers ?? {}).length === 0) exit();
       return;
@@ -87,10 +95,12 @@ export async function runPrimary(config: Config, workerCount: number): Promise<v
     const workers = Object.values(cluster.workers ?? {}).filter(Boolean) as Worker[];
     if (workers.length === 0) exit();
     for (const worker of workers) {
-      if (worker.isConnected()) worker.send({ type: 'tollgate-shutdown' });
+      // Before the gateway listened, a worker may not be listening for the word yet: a signal reaches it either way.
+      if (!announced) worker.process.kill('SIGTERM');
+      else if (worker.isConnected()) worker.send({ type: 'tollgate-shutdown' });
     }
     // Workers drain within the grace period themselves; this is the backstop.
-    setTimeout(() => process.exit(0), config.shutdownGraceMs + 5_000).unref();
+    setTimeout(() => process.exit(exitCode), config.shutdownGraceMs + 5_000).unref();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
