@@ -150,6 +150,10 @@ describe('tollgate CLI', () => {
       assert.notEqual(result.status, 0, args.join(' '));
       assert.equal(result.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${result.stderr}`);
     }
+    // A key's label is held to what POST /admin/keys accepts, before anything is looked up.
+    const longLabel = runCli(['keys', 'create', '--account', 'x', '--name', 'x'.repeat(201)], env);
+    assert.notEqual(longLabel.status, 0);
+    assert.match(longLabel.stderr, /at most 200 characters/);
   });
 
   test('budgets and limits for an account or key that does not exist, or a key of another account, exit non-zero naming it', () => {

@@ -6,7 +6,7 @@ import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { requirePolicyTarget } from '../usage/policy-target.js';
-import { accountName, positiveInteger } from './cli-arguments.js';
+import { accountName, keyLabel, positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
@@ -63,7 +63,7 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .command('create')
     .description('create a key; prints the key alone on the last line')
     .requiredOption('--account <id>', 'account id')
-    .option('--name <label>', 'a label for the key')
+    .option('--name <label>', 'a label for the key (at most 200 characters)', keyLabel)
     .action(async (options: { account: string; name?: string }) => {
       await withStorage(loadConfig, async (storage) => {
         await requireAccount(storage, options.account);

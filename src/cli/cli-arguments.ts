@@ -12,3 +12,9 @@ export function accountName(value: string): string {
   if (value.length < 1 || value.length > 200) throw new InvalidArgumentError('must be 1 to 200 characters');
   return value;
 }
+
+/** A key's label, held to what `POST /admin/keys` accepts: at most 200 characters. */
+export function keyLabel(value: string): string {
+  if (value.length > 200) throw new InvalidArgumentError('must be at most 200 characters');
+  return value;
+}
