@@ -76,6 +76,21 @@ describe('openai through the gateway', () => {
     assert.equal(record?.vendor, 'openai');
   });
 
+  test('created is when the request came, as in the ledger, streamed or not, however long the answer took', async () => {
+    for (const stream of [false, true]) {
+      const answer = stream ? openaiCompletions.stream({ texts: [['Hello']], usage: billed }) : openaiCompletions.json({ texts: ['Hello'], usage: billed });
+      // The answer comes more than a second after the request.
+      openai.reply({ afterMs: 1_200, reply: answer });
+      const sentAt = Math.floor(Date.now() / 1000);
+      const response = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream });
+      assert.equal(response.status, 200, response.text);
+      const first = stream ? JSON.parse(parseSse(response.text)[0].data) : response.body;
+      assert.ok(first.created <= sentAt, `created ${first.created}, sent at ${sentAt}`);
+      const record = await gateway.server.storage.getUsageRecord(first.id);
+      assert.equal(first.created, Math.floor(Date.parse(record!.createdAt) / 1000));
+    }
+  });
+
   test('a long stream (more output than the socket buffer holds) arrives whole and ends with [DONE]', async () => {
     const pieces = Array.from({ length: 400 }, (_, index) => `piece ${String(index).padStart(3, '0')} ${'x'.repeat(80)}|`);
     // One upstream write: the gateway gets it in one or two reads and answers with one large write.

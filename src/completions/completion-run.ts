@@ -77,12 +77,17 @@ export class CompletionRun {
     return {
       id: this.ids.completionId,
       object: 'text_completion',
-      created: Math.floor(Date.now() / 1000),
+      created: this.created,
       model: this.parsed.model,
       system_fingerprint: fingerprint ?? GATEWAY_FINGERPRINT,
       choices: accumulator.toChoices(),
       usage: toWireUsage(usage),
     };
+  }
+
+  /** When the request came, in Unix seconds: the answer's `created`, streamed or not, as the ledger's `createdAt`. */
+  private get created(): number {
+    return Math.floor((performance.timeOrigin + this.setup.startedAt) / 1000);
   }
 
   /**
@@ -92,7 +97,7 @@ export class CompletionRun {
    */
   async *chunks(signal: AbortSignal): AsyncGenerator<Completion[]> {
     const accumulator = new ChoiceAccumulator(this.target.request, false);
-    const created = Math.floor(Date.now() / 1000);
+    const created = this.created;
     let fingerprint = GATEWAY_FINGERPRINT;
     const includeUsage = this.parsed.includeUsage;
     const chunk = (index: number, text: string, logprobs: ChoiceLogprobs | null, finishReason: Completion['choices'][number]['finish_reason']): Completion => {

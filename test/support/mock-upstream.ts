@@ -26,6 +26,8 @@ export type Reply =
   | { hang: true }
   /** The reply built from what the request asked (its prompt, its seed). */
   | { answer: (recorded: RecordedRequest) => Reply }
+  /** Another reply, begun only after a pause (a slow vendor). */
+  | { afterMs: number; reply: Reply }
   | ((request: IncomingMessage, response: ServerResponse, recorded: RecordedRequest) => void);
 
 export function sse(data: unknown, event?: string): string {
@@ -115,6 +117,7 @@ export class MockUpstream {
       return;
     }
     if ('answer' in reply) return void this.play(reply.answer(recorded), request, response, recorded);
+    if ('afterMs' in reply) return void setTimeout(() => this.play(reply.reply, request, response, recorded), reply.afterMs);
     if ('hang' in reply && !('chunks' in reply)) return;
     if ('json' in reply) {
       response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
