@@ -34,6 +34,11 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       },
     },
     async (request, reply) => {
+      // Followed from the start: a client that leaves while admission runs must not leave a run behind it.
+      const cancel = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) cancel.abort();
+      });
       let run: CompletionRun;
       try {
         run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
@@ -41,10 +46,6 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
         return sendError(error, request, reply);
       }
       reply.headers(run.headers);
-      const cancel = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) cancel.abort();
-      });
       if (run.parsed.stream) return streamRun(run, reply, cancel.signal, options);
       try {
         return reply.send(await run.complete(cancel.signal));
