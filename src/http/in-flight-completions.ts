@@ -22,8 +22,4 @@ export class InFlightCompletions {
     for (const controller of this.controllers) controller.abort(reason);
     this.controllers.clear();
   }
-
-  get size(): number {
-    return this.controllers.size;
-  }
 }
