@@ -11,6 +11,7 @@ import { CompletionPipeline } from './completions/completion-pipeline.js';
 import { malformedUrl, serviceUnavailable } from './errors/gateway-error.js';
 import { requireApiKey } from './http/api-key-auth.js';
 import { registerCompletionsRoute } from './http/completions-route.js';
+import { InFlightCompletions } from './http/in-flight-completions.js';
 import { decodeContentEncoding } from './http/content-encoding.js';
 import { cors } from './http/cors.js';
 import { answerClientError, sendError } from './http/error-reply.js';
@@ -43,6 +44,8 @@ export interface App {
   metrics: Metrics;
   /** For shutdown: `pipeline.drain()` waits for in-flight ledger records. */
   pipeline: CompletionPipeline;
+  /** For shutdown past its grace period: ends every completion still running with a 503 or an error event. */
+  inFlight: InFlightCompletions;
 }
 
 export function buildApp(dependencies: AppDependencies): App {
@@ -53,6 +56,7 @@ export function buildApp(dependencies: AppDependencies): App {
   const pipeline = new CompletionPipeline({ config, registry, admission, recorder });
   const authenticator = new Authenticator(storage, config.keyCacheMs);
   const unknown = new UnknownRoutes();
+  const inFlight = new InFlightCompletions();
 
   const server: FastifyInstance = Fastify({
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -138,7 +142,7 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.register(async (v5) => {
     v5.addHook('onRequest', requireApiKey(authenticator));
-    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger });
+    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger, inFlight });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
     registerDashboardApi(v5, storage);
@@ -147,7 +151,7 @@ export function buildApp(dependencies: AppDependencies): App {
   registerAdminRoutes(server, { config, storage, onPolicyChange: () => admission.invalidatePolicies?.() });
   registerDashboardRoutes(server, { config, storage });
 
-  return { server, metrics, pipeline };
+  return { server, metrics, pipeline, inFlight };
 }
 
 const saneRequestId = /^[\x21-\x7e]{1,200}$/;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { generateKey } from '../src/auth/api-keys.js';
 import { FaultUpstream } from './support/fault-upstream.js';
 import { post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 
@@ -154,6 +155,41 @@ describe('abusive clients', () => {
     assert.equal(upstream.busySockets, 0, 'the upstream call outlived the client');
     upstream.use('ok');
   });
+
+  for (const stream of [false, true]) {
+    test(`a client that leaves while its request waits for admission (${stream ? 'streamed' : 'not streamed'}): the upstream call ends with it, recorded once as cancelled`, async (t) => {
+      upstream.use('hang');
+      // A fresh account: its budgets are not cached, so admission reads them from storage, slowly.
+      const { storage } = gateway.server;
+      const account = await storage.createAccount(`admission-${stream}-${Math.random().toString(36).slice(2)}`);
+      const generated = generateKey();
+      await storage.createKey({ id: generated.id, accountId: account.id, name: null, prefix: generated.prefix, secretHash: generated.secretHash });
+      const getBudgets = storage.getBudgets.bind(storage);
+      t.mock.method(storage, 'getBudgets', async (...args: Parameters<typeof getBudgets>) => {
+        await sleep(300);
+        return getBudgets(...args);
+      });
+      const socket = await open();
+      socket.on('error', () => undefined);
+      const request = requestText({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Go', max_tokens: 10, stream }, generated.key);
+      socket.write(request.head + request.body);
+      await sleep(100);
+      socket.destroy();
+      // The upstream never answers: only the client's leaving can end the run before its 5 s limit.
+      let records = await storage.recentUsage({ accountId: account.id, limit: 5 });
+      for (let tries = 0; records.length === 0 && tries < 100; tries++) {
+        await sleep(20);
+        records = await storage.recentUsage({ accountId: account.id, limit: 5 });
+      }
+      assert.deepEqual(
+        records.map((record) => [record.outcome, record.status]),
+        [['cancelled', 499]],
+      );
+      await sleep(100);
+      assert.equal(upstream.busySockets, 0, 'the upstream call outlived the client');
+      upstream.use('ok');
+    });
+  }
 
   test('2,000 connections opened and dropped: the server still answers', async () => {
     const before = await ledgerCount();

@@ -1,6 +1,7 @@
 /**
  * A stream still running when the shutdown grace period ends is cut, and its ledger record (with
- * the tokens produced so far) is still committed before the process exits.
+ * the tokens produced so far) is still committed before the process exits. What is still running
+ * then is answered, not dropped: a stream ends with an error event, a whole answer is a 503.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { after, test } from 'node:test';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
 import { spawnGateway } from './support/gateway-process.js';
 import { MockUpstream } from './support/mock-upstream.js';
+import { parseSse, startTestGateway } from './support/test-gateway.js';
 import { openaiCompletions } from './support/vendor-wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-deadline-'));
@@ -69,6 +71,55 @@ test('SIGTERM past the grace period: the cut stream is still metered, exit 0', a
     }
   } finally {
     gateway.child.kill('SIGKILL');
+    await upstream.close();
+  }
+});
+
+test('requests still running when the grace period ends are answered: an error event ending the stream, a 503 for a whole answer', async () => {
+  const upstream = await MockUpstream.start();
+  const words = Array.from({ length: 40 }, (_, i) => `word${i} `);
+  upstream.always({
+    answer: (recorded) => (recorded.body.stream ? openaiCompletions.stream({ texts: [words], usage: null }, { delayMs: 200 }) : { hang: true }),
+  });
+  const gateway = await startTestGateway({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: upstream.url, TOLLGATE_SHUTDOWN_GRACE_MS: '600' });
+  try {
+    const send = (stream: boolean) =>
+      fetch(`${gateway.url}/v5/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': gateway.key },
+        body: JSON.stringify({ model: 'openai/gpt-3.5-turbo-instruct', prompt: 'slow', stream, max_tokens: 200 }),
+      });
+    const streamed = await send(true);
+    const whole = send(false);
+    const reader = streamed.body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+    while (upstream.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    const stopped = gateway.server.stop();
+    const read = (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          text += new TextDecoder().decode(value);
+        }
+      } catch {
+        text += '<connection cut>';
+      }
+    })();
+    const answer = await whole.then(
+      async (response) => ({ status: response.status, body: await response.json() }),
+      (error: Error) => ({ status: 0, body: error.message }),
+    );
+    await read;
+    await stopped;
+    assert.equal(answer.status, 503, JSON.stringify(answer.body));
+    assert.equal(answer.body.error.code, 'shutting_down');
+    const events = parseSse(text);
+    const last = events.at(-1)!;
+    assert.ok(!text.includes('<connection cut>'), `the stream was cut without an answer: ${text.slice(-300)}`);
+    assert.equal(JSON.parse(last.data).error?.code, 'shutting_down', text.slice(-300));
+    assert.ok(!text.includes('[DONE]'));
+  } finally {
     await upstream.close();
   }
 });

@@ -12,6 +12,7 @@ import { toErrorResponse } from '../errors/error-mapper.js';
 import type { Logger } from '../observability/logger.js';
 import { callerOf } from './api-key-auth.js';
 import { sendError } from './error-reply.js';
+import type { InFlightCompletions } from './in-flight-completions.js';
 import { SseWriter } from './sse-writer.js';
 import './fastify-types.js';
 
@@ -20,6 +21,8 @@ export interface CompletionsRouteOptions {
   /** Interval of `: ping` comments on a silent stream. */
   keepAliveIntervalMs: number;
   logger: Logger;
+  /** The requests in flight, which shutdown ends with an answer once its grace period passes. */
+  inFlight: InFlightCompletions;
 }
 
 export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): void {
@@ -34,23 +37,30 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       },
     },
     async (request, reply) => {
-      let run: CompletionRun;
-      try {
-        run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
-      } catch (error) {
-        return sendError(error, request, reply);
-      }
-      reply.headers(run.headers);
+      // Followed from the start: a client that leaves while admission runs must not leave a run behind it.
       const cancel = new AbortController();
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) cancel.abort();
       });
-      if (run.parsed.stream) return streamRun(run, reply, cancel.signal, options);
+      options.inFlight.add(cancel);
       try {
-        return reply.send(await run.complete(cancel.signal));
-      } catch (error) {
-        if (cancel.signal.aborted) return reply;
-        return sendError(error, request, reply);
+        let run: CompletionRun;
+        try {
+          run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
+        } catch (error) {
+          return sendError(error, request, reply);
+        }
+        reply.headers(run.headers);
+        if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, options);
+        try {
+          return reply.send(await run.complete(cancel.signal));
+        } catch (error) {
+          if (reply.raw.destroyed) return reply;
+          // Aborted with the client still there: the gateway gave up (shutdown), and says why.
+          return sendError(cancel.signal.aborted ? cancel.signal.reason : error, request, reply);
+        }
+      } finally {
+        options.inFlight.delete(cancel);
       }
     },
   );
@@ -64,20 +74,27 @@ async function streamRun(run: CompletionRun, reply: FastifyReply, signal: AbortS
     for await (const chunks of run.chunks(signal)) {
       await sse.send(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(''));
     }
-    if (signal.aborted) sse.end();
-    else sse.done();
+    if (!signal.aborted) sse.done();
+    else if (reply.raw.destroyed) sse.end();
+    // Aborted with the client still there: the gateway gave up (shutdown), and says why.
+    else endWithError(run, sse, headers, signal.reason, options);
   } catch (error) {
-    if (sse.started) {
-      options.logger.debug({ requestId: run.ids.requestId, completionId: run.ids.completionId }, 'stream failed after output');
-      sse.error(error);
-    } else {
-      if (toErrorResponse(error).status >= 500)
-        options.logger.warn({ requestId: run.ids.requestId, completionId: run.ids.completionId, err: error }, 'stream failed before output');
-      sse.stop();
-      writeError(reply.raw, headers, error);
-    }
+    endWithError(run, sse, headers, error, options);
   }
   return reply;
+}
+
+/** A stream's failure: an error event once it has begun, else an HTTP error. */
+function endWithError(run: CompletionRun, sse: SseWriter, headers: Record<string, string>, error: unknown, options: CompletionsRouteOptions): void {
+  const ids = { requestId: run.ids.requestId, completionId: run.ids.completionId };
+  if (sse.started) {
+    options.logger.debug(ids, 'stream failed after output');
+    sse.error(error);
+    return;
+  }
+  if (toErrorResponse(error).status >= 500) options.logger.warn({ ...ids, err: error }, 'stream failed before output');
+  sse.stop();
+  writeError(sse.response, headers, error);
 }
 
 /** The headers the middleware and the run set on a reply (request id, CORS, rate limits), as our own object. */

@@ -10,7 +10,8 @@ import { toErrorResponse } from '../errors/error-mapper.js';
 const DONE = 'event: done\ndata: [DONE]\n\n';
 
 export class SseWriter {
-  private readonly response: ServerResponse;
+  /** The raw response the events are written to. */
+  readonly response: ServerResponse;
   private readonly headers: Record<string, string>;
   private readonly keepAlive: NodeJS.Timeout;
   private lastWriteAt = performance.now();

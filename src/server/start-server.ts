@@ -2,6 +2,7 @@
 import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
+import { serviceUnavailable } from '../errors/gateway-error.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetrics } from '../observability/metrics.js';
 import { createStorage } from '../storage/create-storage.js';
@@ -10,6 +11,9 @@ import { createAdmission } from '../usage/quota-admission.js';
 import { createAdapters } from '../vendors/create-adapters.js';
 import { createVendorRegistry, type VendorRegistry } from '../vendors/registry.js';
 import { announce, bootstrapDefaultAccount, type BootstrapResult } from './bootstrap-account.js';
+
+/** How long the answers given at the shutdown deadline have to leave before their connections are cut. */
+const cutAfterAnswersMs = 1_000;
 
 export interface RunningServer {
   url: string;
@@ -49,7 +53,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     // A `serve --workers N` worker: a scrape may land on any worker, so each answers for them all.
     scope: cluster.isWorker ? 'cluster' : 'process',
   });
-  const { server, pipeline } = buildApp({ config, storage, registry, admission, logger, metrics });
+  const { server, pipeline, inFlight } = buildApp({ config, storage, registry, admission, logger, metrics });
   await server.listen({ host: config.host, port: config.port });
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -59,10 +63,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      const deadline = setTimeout(() => server.server.closeAllConnections(), config.shutdownGraceMs);
+      // Past the grace period, what still runs is answered (a 503, or an error event ending its
+      // stream) and recorded; connections still open a moment later are cut.
+      let cut: NodeJS.Timeout | undefined;
+      const deadline = setTimeout(() => {
+        inFlight.abortAll(serviceUnavailable('The gateway is shutting down; retry on another instance or shortly.', 'shutting_down'));
+        cut = setTimeout(() => server.server.closeAllConnections(), cutAfterAnswersMs).unref();
+      }, config.shutdownGraceMs);
       deadline.unref();
       await server.close();
       clearTimeout(deadline);
+      clearTimeout(cut);
       // Streams cut at the deadline settle their ledger records asynchronously: wait for them.
       await pipeline.drain(5_000);
       await registry.close();
