@@ -70,7 +70,7 @@ export class CompletionRun {
       }
       if (signal.aborted) throw signal.reason;
     } catch (error) {
-      await this.recordFailure(error, signal.aborted);
+      await this.recordFailure(endOf(error, signal));
       throw error;
     }
     const usage = await this.record({ kind: 'success' });
@@ -125,12 +125,12 @@ export class CompletionRun {
       if (signal.aborted) throw signal.reason;
       readToEnd = true;
     } catch (error) {
-      await this.recordFailure(error, signal.aborted);
+      await this.recordFailure(endOf(error, signal));
       if (signal.aborted) return;
       throw error;
     } finally {
       // The consumer stopped reading early (its client went away): the request ends as cancelled.
-      if (!readToEnd) await this.recordFailure(null, true);
+      if (!readToEnd) await this.recordFailure({ kind: 'cancelled' });
     }
     const closing: Completion[] = [];
     for (let index = 0; index < accumulator.count; index++) {
@@ -186,10 +186,10 @@ export class CompletionRun {
     return false;
   }
 
-  private async recordFailure(error: unknown, cancelled: boolean): Promise<void> {
+  private async recordFailure(end: RunEnd): Promise<void> {
     if (this.recorded) return;
     try {
-      await this.record(cancelled ? { kind: 'cancelled' } : { kind: 'failed', error });
+      await this.record(end);
     } catch {
       // The ledger already logged its failure; the client gets the original error (or is gone).
     }
@@ -215,4 +215,14 @@ export class CompletionRun {
     });
     return usage;
   }
+}
+
+/**
+ * How a run that threw ended: cancelled when its client left; when the gateway itself ended it (its
+ * signal aborted with a GatewayError, as at the shutdown deadline), that error, which the client is
+ * answered with; otherwise the error thrown.
+ */
+function endOf(error: unknown, signal: AbortSignal): RunEnd {
+  if (!signal.aborted) return { kind: 'failed', error };
+  return signal.reason instanceof GatewayError ? { kind: 'failed', error: signal.reason } : { kind: 'cancelled' };
 }

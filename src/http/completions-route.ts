@@ -42,11 +42,12 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) cancel.abort();
       });
-      options.inFlight.add(cancel);
+      const ids = { completionId: completionId(), requestId: request.id };
+      options.inFlight.add(ids.completionId, cancel);
       try {
         let run: CompletionRun;
         try {
-          run = await pipeline.start({ completionId: completionId(), requestId: request.id }, callerOf(request), request.body);
+          run = await pipeline.start(ids, callerOf(request), request.body);
         } catch (error) {
           return sendError(error, request, reply);
         }
@@ -60,7 +61,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
           return sendError(cancel.signal.aborted ? cancel.signal.reason : error, request, reply);
         }
       } finally {
-        options.inFlight.delete(cancel);
+        options.inFlight.delete(ids.completionId);
       }
     },
   );
