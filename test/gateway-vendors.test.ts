@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { MockUpstream } from './support/mock-upstream.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 import { anthropicMessages, openaiCompletions } from './support/vendor-wire.js';
 
@@ -74,6 +74,34 @@ describe('openai through the gateway', () => {
     assert.equal(record?.completionTokens, 2);
     assert.equal(record?.estimated, false);
     assert.equal(record?.vendor, 'openai');
+  });
+
+  test('a choice the vendor was not asked for is a malformed answer, never passed on: 502, or an error event ending the stream', async () => {
+    const stray = { id: 'cmpl-1', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct' };
+    const choice = { index: 7, text: 'Hi', logprobs: null, finish_reason: 'stop' };
+    openai.always({ json: { ...stray, choices: [choice], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } });
+    const whole = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi' });
+    assert.equal(whole.status, 502, whole.text);
+    assert.equal(whole.body.error.code, 'upstream_malformed');
+    assert.match(whole.body.error.message, /'openai' vendor sent choice 7 of an answer that has 1/);
+    openai.reset();
+    openai.always({
+      chunks: [
+        sse({ ...stray, choices: [{ index: 0, text: 'Hello', logprobs: null, finish_reason: null }] }),
+        sse({ ...stray, choices: [choice] }),
+        sse('[DONE]'),
+      ],
+    });
+    const streamed = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream: true });
+    assert.equal(streamed.status, 200, 'the stream had begun');
+    const events = parseSse(streamed.text);
+    assert.ok(
+      events.every((event) => !event.data.includes('"index":7')),
+      streamed.text,
+    );
+    assert.equal(JSON.parse(events.at(-1)!.data).error.code, 'upstream_malformed', streamed.text);
+    assert.ok(!streamed.text.includes('[DONE]'));
+    assert.ok(streamed.text.includes('Hello'), 'what came before the stray choice is delivered');
   });
 
   test('created is when the request came, as in the ledger, streamed or not, however long the answer took', async () => {

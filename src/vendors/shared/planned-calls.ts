@@ -31,6 +31,7 @@ export function plannedCalls(
     const prompts = group.promptIndexes.map((index) => request.prompts[index]);
     const choiceCount = prompts.length * group.n;
     return {
+      vendor: model.vendor,
       choiceOffset: group.choiceOffset,
       choiceCount,
       echo: plan.gatewayEcho ? Array.from({ length: choiceCount }, (_, choice) => promptText(prompts[Math.floor(choice / group.n)])) : null,

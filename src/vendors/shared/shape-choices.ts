@@ -7,9 +7,12 @@
  */
 import type { StreamPart } from '../types.js';
 import type { CallPart } from './call-part.js';
+import { malformedUpstream } from './map-upstream-error.js';
 import { StopMatcher } from './stop-matcher.js';
 
 export interface CallShape {
+  /** The vendor called, named in the error when it answers a choice it was not asked for. */
+  vendor: string;
   /** Global index of the call's local choice 0. */
   choiceOffset: number;
   choiceCount: number;
@@ -54,6 +57,9 @@ export class ChoiceShaper {
       return false;
     }
     const local = part.choice;
+    if (!(local >= 0 && local < this.shapeSpec.choiceCount)) {
+      throw malformedUpstream(this.shapeSpec.vendor, `choice ${local} of an answer that has ${this.shapeSpec.choiceCount}`);
+    }
     if (this.finished.has(local)) return false;
     const choice = this.shapeSpec.choiceOffset + local;
     const pending = this.echoPending;
