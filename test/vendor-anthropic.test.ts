@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import { MockUpstream } from './support/mock-upstream.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
 import {
   adapterOf,
   collect,
@@ -164,6 +164,33 @@ test('errors before output map by status; the key never leaks', async () => {
     assert.match(error.message, /anthropic/);
     assert.equal(upstream.requests.length, 1, 'client errors are not retried');
   }
+});
+
+test('a spent balance or spend limit → 502 upstream_quota_exhausted, final, never retried', async () => {
+  const cases: Array<[string, number]> = [
+    ['anthropic/error-enforced-spend-limit.json', 429],
+    ['anthropic/error-credit-balance-too-low.json', 400],
+    ['anthropic/error-billing.json', 402],
+  ];
+  for (const [name, status] of cases) {
+    upstream.reset();
+    upstream.always(fixture(name, { status }));
+    const { error } = await collectUntilError(adapter, request({ model }));
+    assert.ok(error instanceof VendorError, name);
+    assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false], name);
+    assert.match(error.message, /'anthropic'/);
+    assert.equal(upstream.requests.length, 1, `${name}: retrying cannot restore a spent balance`);
+  }
+});
+
+test('a billing_error event before output is final, never retried', async () => {
+  const failingStream = (type: string, message: string) => ({
+    chunks: [...anthropicMessages.events(answerOf([])).slice(0, 3), sse({ type: 'error', error: { type, message } }, 'error')],
+  });
+  upstream.always(failingStream('billing_error', 'billing problem'));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
+  assert.equal(upstream.requests.length, 1);
 });
 
 test('529 overloaded is retried, then succeeds', async () => {

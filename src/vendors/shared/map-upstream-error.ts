@@ -1,8 +1,10 @@
 /**
  * The one mapping from upstream failures to what the client sees. Vendor 400 → 400 with the
  * vendor's message; 401/403 → 502 that never repeats the vendor's words (they can quote the key);
- * 404 → 404 model_not_found; 429 → 429 with retry-after; 5xx → 502; timeouts → 504; refused or
- * reset connections → 502. Every message names the vendor.
+ * 402, or a body saying the gateway's account is out of credit or past a spend limit (whatever its
+ * status) → 502 upstream_quota_exhausted, final; 404 → 404 model_not_found; 429 → 429 with
+ * retry-after; 5xx → 502; timeouts → 504; refused or reset connections → 502. Every message
+ * names the vendor.
  */
 import { VendorError, type VendorErrorOptions } from '../../errors/vendor-error.js';
 
@@ -18,6 +20,8 @@ export interface UpstreamFailure {
   credentialVariable: string | null;
   /** Strings that must never appear in a message (the vendor key). */
   secrets: readonly string[];
+  /** The vendor's body says the gateway's account is out of credit or past a spend limit: no wait brings it back. */
+  quotaExhausted?: boolean;
 }
 
 export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
@@ -27,6 +31,10 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   const error = (message: string, clientStatus: number, code: string, retryable: boolean, more: Partial<VendorErrorOptions> = {}) =>
     new VendorError(message, { ...more, vendor, status: clientStatus, code, retryable, upstreamStatus: status });
   const retryAfter = { retryAfterSeconds: failure.retryAfterSeconds };
+  if (status === 402 || failure.quotaExhausted) {
+    // Vendors send this as 429 or 400 too; retrying, here or by the client, is billed and cannot succeed.
+    return error(`The '${vendor}' vendor refused the gateway's account: its credit or spend limit is used up${said}.`, 502, 'upstream_quota_exhausted', false);
+  }
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
     return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, 502, 'upstream_auth_failed', false);
