@@ -114,6 +114,7 @@ describe('vendor answers before any output', () => {
       retryAfter: null,
     },
     { name: 'the vendor fails (500)', reply: openaiCompletions.error(500, 'boom'), status: 502, retry: true, retryAfter: null },
+    { name: 'the vendor timed out itself (504)', reply: openaiCompletions.error(504, 'timed out'), status: 504, retry: true, retryAfter: null },
     {
       name: 'the vendor is overloaded and says when to come back (503)',
       reply: openaiCompletions.error(503, 'overloaded', { 'retry-after': '3' }),

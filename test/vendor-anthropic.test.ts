@@ -183,14 +183,30 @@ test('a spent balance or spend limit → 502 upstream_quota_exhausted, final, ne
   }
 });
 
-test('a billing_error event before output is final, never retried', async () => {
+test('504 timeout_error is a timeout: 504 upstream_timeout, retried, then succeeds', async () => {
+  upstream.reply(fixture('anthropic/error-timeout.json', { status: 504 }), anthropicMessages.stream(answerOf(['ok'])));
+  assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');
+  assert.equal(upstream.requests.length, 2);
+
+  upstream.reset();
+  upstream.always(fixture('anthropic/error-timeout.json', { status: 504 }));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [504, 'upstream_timeout', true]);
+});
+
+test('error events name their status: billing_error mid-stream is final, timeout_error a 504', async () => {
   const failingStream = (type: string, message: string) => ({
     chunks: [...anthropicMessages.events(answerOf([])).slice(0, 3), sse({ type: 'error', error: { type, message } }, 'error')],
   });
   upstream.always(failingStream('billing_error', 'billing problem'));
-  const { error } = await collectUntilError(adapter, request({ model }));
+  let { error } = await collectUntilError(adapter, request({ model }));
   assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
   assert.equal(upstream.requests.length, 1);
+
+  upstream.reset();
+  upstream.always(failingStream('timeout_error', 'Request timed out'));
+  ({ error } = await collectUntilError(adapter, request({ model })));
+  assert.deepEqual([error.status, error.code], [504, 'upstream_timeout']);
 });
 
 test('529 overloaded is retried, then succeeds', async () => {

@@ -194,6 +194,18 @@ test('quota exhausted: a 429 insufficient_quota (any billing code) → 502 upstr
   }
 });
 
+test('a 504 from the vendor is a timeout: 504 upstream_timeout, retried', async () => {
+  upstream.reply(
+    openaiCompletions.error(504, 'Gateway timeout'),
+    openaiCompletions.error(504, 'Gateway timeout'),
+    openaiCompletions.error(504, 'Gateway timeout'),
+  );
+  const { error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
+  assert.deepEqual([error.status, error.code, error.type, error.retryable], [504, 'upstream_timeout', 'timeout_error', true]);
+  assert.match(error.message, /'openai' vendor timed out/);
+  assert.equal(upstream.requests.length, 3);
+});
+
 test('timeout before output → 504 after retries', async () => {
   upstream.always({ hang: true });
   const started = Date.now();

@@ -51,5 +51,6 @@ export const anthropicErrorStatus: Record<string, number> = {
   request_too_large: 413,
   rate_limit_error: 429,
   api_error: 500,
+  timeout_error: 504,
   overloaded_error: 529,
 };

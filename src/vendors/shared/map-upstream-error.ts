@@ -3,8 +3,8 @@
  * vendor's message; 401/403 → 502 that never repeats the vendor's words (they can quote the key);
  * 402, or a body saying the gateway's account is out of credit or past a spend limit (whatever its
  * status) → 502 upstream_quota_exhausted, final; 404 → 404 model_not_found; 429 → 429 with
- * retry-after; 5xx → 502; timeouts → 504; refused or reset connections → 502. Every message
- * names the vendor.
+ * retry-after; 408, 504 and the gateway's own timeouts → 504; other 5xx → 502; refused or reset
+ * connections → 502. Every message names the vendor.
  */
 import { VendorError, type VendorErrorOptions } from '../../errors/vendor-error.js';
 
@@ -44,7 +44,7 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
     return error(message, 404, 'model_not_found', false, { type: 'invalid_request_error', param: 'model' });
   }
   if (status === 429) return error(`The '${vendor}' vendor is rate limiting the gateway${said}.`, 429, 'upstream_rate_limited', true, retryAfter);
-  if (status === 408) return error(`The '${vendor}' vendor timed out (HTTP 408).`, 504, 'upstream_timeout', true);
+  if (status === 408 || status === 504) return error(`The '${vendor}' vendor timed out (HTTP ${status})${said}.`, 504, 'upstream_timeout', true, retryAfter);
   const rejected = status === 400 || status === 413 || status === 422;
   if (rejected) return error(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, 400, 'upstream_invalid_request', false);
   if (status >= 500) return error(`The '${vendor}' vendor failed (HTTP ${status})${said}.`, 502, 'upstream_error', true, retryAfter);
