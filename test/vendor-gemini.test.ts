@@ -154,6 +154,14 @@ test('504 DEADLINE_EXCEEDED is a timeout: 504 upstream_timeout, retried', async 
   assert.ok(upstream.requests.length > 1, 'retried');
 });
 
+test('400 FAILED_PRECONDITION (billing not enabled) is the gateway account, not the request: 502 upstream_quota_exhausted, final', async () => {
+  upstream.always(fixture('gemini/error-free-tier-unavailable.json', { status: 400 }));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
+  assert.match(error.message, /'gemini'.*enable billing/);
+  assert.equal(upstream.requests.length, 1);
+});
+
 test('500 retried then success', async () => {
   upstream.reply(geminiGenerateContent.error(500, 'Internal error'), geminiGenerateContent.stream({ texts: ['ok'], usage: billed }));
   assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');

@@ -1,10 +1,10 @@
 /**
  * The one mapping from upstream failures to what the client sees. Vendor 400 → 400 with the
  * vendor's message; 401/403 → 502 that never repeats the vendor's words (they can quote the key);
- * 402, or a body saying the gateway's account is out of credit or past a spend limit (whatever its
- * status) → 502 upstream_quota_exhausted, final; 404 → 404 model_not_found; 429 → 429 with
- * retry-after; 408, 504 and the gateway's own timeouts → 504; other 5xx → 502; refused or reset
- * connections → 502. Every message names the vendor.
+ * 402, or a body saying the gateway's account is out of credit, past a spend limit or without a
+ * paid plan (whatever its status) → 502 upstream_quota_exhausted, final; 404 → 404
+ * model_not_found; 429 → 429 with retry-after; 408, 504 and the gateway's own timeouts → 504;
+ * other 5xx → 502; refused or reset connections → 502. Every message names the vendor.
  */
 import { VendorError, type VendorErrorOptions } from '../../errors/vendor-error.js';
 
@@ -33,7 +33,8 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   const retryAfter = { retryAfterSeconds: failure.retryAfterSeconds };
   if (status === 402 || failure.quotaExhausted) {
     // Vendors send this as 429 or 400 too; retrying, here or by the client, is billed and cannot succeed.
-    return error(`The '${vendor}' vendor refused the gateway's account: its credit or spend limit is used up${said}.`, 502, 'upstream_quota_exhausted', false);
+    const why = 'no credit left, a spend limit reached or no paid plan';
+    return error(`The '${vendor}' vendor refused the gateway's account on billing grounds (${why})${said}.`, 502, 'upstream_quota_exhausted', false);
   }
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
