@@ -34,7 +34,9 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   if (status === 402 || failure.quotaExhausted) {
     // Vendors send this as 429 or 400 too; retrying, here or by the client, is billed and cannot succeed.
     const why = 'no credit left, a spend limit reached or no paid plan';
-    return error(`The '${vendor}' vendor refused the gateway's account on billing grounds (${why})${said}.`, 502, 'upstream_quota_exhausted', false);
+    const message = `The '${vendor}' vendor refused the gateway's account on billing grounds (${why})${said}.`;
+    // Another vendor (an alias's next target) bills another account.
+    return error(message, 502, 'upstream_quota_exhausted', false, { fallback: true });
   }
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
