@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { MockUpstream, sse } from './support/mock-upstream.js';
 import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { fixture } from './support/vendor-fixtures.js';
 import { anthropicMessages, openaiCompletions } from './support/vendor-wire.js';
 
 const VENDOR_KEY = 'sk-upstream-secret-123456';
@@ -329,6 +330,20 @@ describe('chat-only vendors and fallbacks', () => {
     assert.ok(openai.requests.length >= 1);
     const record = await gateway.server.storage.getUsageRecord(response.body.id);
     assert.equal(record?.vendor, 'anthropic');
+  });
+
+  test("an alias falls back past a vendor whose account is out of credit; alone, that vendor's answer is a final 502", async () => {
+    openai.always(fixture('openai/error-insufficient-quota.json', { status: 429 }));
+    anthropic.always(anthropicMessages.json({ texts: ['Fallback'], usage: { prompt: 3, completion: 1 } }));
+    const response = await post(gateway, '/v5/completions', { model: 'resilient', prompt: 'x', max_tokens: 5 });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.choices[0].text, 'Fallback');
+    assert.equal(openai.requests.length, 1, 'the spent account is not retried');
+
+    const alone = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'x', max_tokens: 5 });
+    assert.equal(alone.status, 502, alone.text);
+    assert.equal(alone.body.error.code, 'upstream_quota_exhausted');
+    assert.equal(alone.headers.get('x-should-retry'), 'false');
   });
 
   test('a vendor without its key is not offered and says which variable enables it', async () => {

@@ -11,6 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
 import { MockUpstream, type Reply } from './support/mock-upstream.js';
 import { post, startTestGateway, type JsonResponse, type TestGateway } from './support/test-gateway.js';
+import { fixture } from './support/vendor-fixtures.js';
 import { openaiCompletions } from './support/vendor-wire.js';
 
 const LOCAL = 'local/tollgate-small';
@@ -98,7 +99,22 @@ describe('vendor answers before any output', () => {
       retry: true,
       retryAfter: '7',
     },
+    {
+      name: "the gateway's account with the vendor is out of credit (429 insufficient_quota)",
+      reply: fixture('openai/error-insufficient-quota.json', { status: 429 }),
+      status: 502,
+      retry: false,
+      retryAfter: null,
+    },
+    {
+      name: 'the vendor wants payment (402)',
+      reply: openaiCompletions.error(402, 'Insufficient Balance'),
+      status: 502,
+      retry: false,
+      retryAfter: null,
+    },
     { name: 'the vendor fails (500)', reply: openaiCompletions.error(500, 'boom'), status: 502, retry: true, retryAfter: null },
+    { name: 'the vendor timed out itself (504)', reply: openaiCompletions.error(504, 'timed out'), status: 504, retry: true, retryAfter: null },
     {
       name: 'the vendor is overloaded and says when to come back (503)',
       reply: openaiCompletions.error(503, 'overloaded', { 'retry-after': '3' }),

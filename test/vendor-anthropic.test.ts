@@ -4,7 +4,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { createAnthropicAdapter } from '../src/vendors/anthropic/anthropic-adapter.js';
 import type { GenerationRequest, VendorAdapter } from '../src/vendors/types.js';
 import { VendorError } from '../src/errors/vendor-error.js';
-import { MockUpstream } from './support/mock-upstream.js';
+import { MockUpstream, sse } from './support/mock-upstream.js';
 import {
   adapterOf,
   collect,
@@ -164,6 +164,49 @@ test('errors before output map by status; the key never leaks', async () => {
     assert.match(error.message, /anthropic/);
     assert.equal(upstream.requests.length, 1, 'client errors are not retried');
   }
+});
+
+test('a spent balance or spend limit → 502 upstream_quota_exhausted, final, never retried', async () => {
+  const cases: Array<[string, number]> = [
+    ['anthropic/error-enforced-spend-limit.json', 429],
+    ['anthropic/error-credit-balance-too-low.json', 400],
+    ['anthropic/error-billing.json', 402],
+  ];
+  for (const [name, status] of cases) {
+    upstream.reset();
+    upstream.always(fixture(name, { status }));
+    const { error } = await collectUntilError(adapter, request({ model }));
+    assert.ok(error instanceof VendorError, name);
+    assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false], name);
+    assert.match(error.message, /'anthropic'/);
+    assert.equal(upstream.requests.length, 1, `${name}: retrying cannot restore a spent balance`);
+  }
+});
+
+test('504 timeout_error is a timeout: 504 upstream_timeout, retried, then succeeds', async () => {
+  upstream.reply(fixture('anthropic/error-timeout.json', { status: 504 }), anthropicMessages.stream(answerOf(['ok'])));
+  assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');
+  assert.equal(upstream.requests.length, 2);
+
+  upstream.reset();
+  upstream.always(fixture('anthropic/error-timeout.json', { status: 504 }));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [504, 'upstream_timeout', true]);
+});
+
+test('error events name their status: billing_error mid-stream is final, timeout_error a 504', async () => {
+  const failingStream = (type: string, message: string) => ({
+    chunks: [...anthropicMessages.events(answerOf([])).slice(0, 3), sse({ type: 'error', error: { type, message } }, 'error')],
+  });
+  upstream.always(failingStream('billing_error', 'billing problem'));
+  let { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
+  assert.equal(upstream.requests.length, 1);
+
+  upstream.reset();
+  upstream.always(failingStream('timeout_error', 'Request timed out'));
+  ({ error } = await collectUntilError(adapter, request({ model })));
+  assert.deepEqual([error.status, error.code], [504, 'upstream_timeout']);
 });
 
 test('529 overloaded is retried, then succeeds', async () => {

@@ -146,6 +146,22 @@ test('errors before output: invalid key (400 API_KEY_INVALID) → 502, 404 → m
   assert.equal(error.message, "The 'gemini' vendor rejected the request: Invalid value at generation_config.temperature");
 });
 
+test('504 DEADLINE_EXCEEDED is a timeout: 504 upstream_timeout, retried', async () => {
+  upstream.always(fixture('gemini/error-deadline-exceeded.json', { status: 504 }));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [504, 'upstream_timeout', true]);
+  assert.match(error.message, /'gemini' vendor timed out/);
+  assert.ok(upstream.requests.length > 1, 'retried');
+});
+
+test('400 FAILED_PRECONDITION (billing not enabled) is the gateway account, not the request: 502 upstream_quota_exhausted, final', async () => {
+  upstream.always(fixture('gemini/error-free-tier-unavailable.json', { status: 400 }));
+  const { error } = await collectUntilError(adapter, request({ model }));
+  assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
+  assert.match(error.message, /'gemini'.*enable billing/);
+  assert.equal(upstream.requests.length, 1);
+});
+
 test('500 retried then success', async () => {
   upstream.reply(geminiGenerateContent.error(500, 'Internal error'), geminiGenerateContent.stream({ texts: ['ok'], usage: billed }));
   assert.equal(textOf(await collect(adapter, request({ model }))), 'ok');

@@ -199,6 +199,15 @@ test('deepseek: chat path without /v1, cache hits reported as cached tokens', as
   assert.deepEqual(finishes(parts), { 0: 'length' });
 });
 
+test('deepseek: 402 Insufficient Balance → 502 upstream_quota_exhausted, never retried', async () => {
+  const adapter = only({ DEEPSEEK_API_KEY: 'dk', DEEPSEEK_BASE_URL: upstream.url }, 'deepseek');
+  upstream.always(fixture('deepseek/error-insufficient-balance.json', { status: 402 }));
+  const { error } = await collectUntilError(adapter, request({ model: 'deepseek-chat' }));
+  assert.deepEqual([error.status, error.code, error.retryable], [502, 'upstream_quota_exhausted', false]);
+  assert.match(error.message, /'deepseek'.*Insufficient Balance/);
+  assert.equal(upstream.requests.length, 1);
+});
+
 test('operator-declared server: schema, key variable, chat mode, refusals and 400 message passthrough', async () => {
   const vendors = {
     'my-llm': {

@@ -182,6 +182,30 @@ for (const errorCase of errorCases) {
   });
 }
 
+test('quota exhausted: a 429 insufficient_quota (any billing code) → 502 upstream_quota_exhausted, final, never retried', async () => {
+  for (const name of ['openai/error-insufficient-quota.json', 'openai/error-project-spend-limit.json']) {
+    upstream.reset();
+    upstream.always(fixture(name, { status: 429 }));
+    const { error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
+    assert.ok(error instanceof VendorError, name);
+    assert.deepEqual([error.status, error.code, error.type, error.retryable], [502, 'upstream_quota_exhausted', 'upstream_error', false], name);
+    assert.match(error.message, /'openai'.*exceeded your current quota/);
+    assert.equal(upstream.requests.length, 1, `${name}: waiting cannot restore a spent balance`);
+  }
+});
+
+test('a 504 from the vendor is a timeout: 504 upstream_timeout, retried', async () => {
+  upstream.reply(
+    openaiCompletions.error(504, 'Gateway timeout'),
+    openaiCompletions.error(504, 'Gateway timeout'),
+    openaiCompletions.error(504, 'Gateway timeout'),
+  );
+  const { error } = await collectUntilError(adapter, request({ model: 'gpt-3.5-turbo-instruct' }));
+  assert.deepEqual([error.status, error.code, error.type, error.retryable], [504, 'upstream_timeout', 'timeout_error', true]);
+  assert.match(error.message, /'openai' vendor timed out/);
+  assert.equal(upstream.requests.length, 3);
+});
+
 test('timeout before output → 504 after retries', async () => {
   upstream.always({ hang: true });
   const started = Date.now();

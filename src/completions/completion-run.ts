@@ -142,9 +142,10 @@ export class CompletionRun {
   }
 
   /**
-   * The current target's parts, moving on to the alias's next target while a retryable failure
-   * comes before the first output, and every batch metered before it is handed out. Leaving early
-   * closes the adapter's stream, so its upstream request ends with it.
+   * The current target's parts, moving on to the alias's next target while a failure another
+   * target may not share (VendorError.fallback) comes before the first output, and every batch
+   * metered before it is handed out. Leaving early closes the adapter's stream, so its upstream
+   * request ends with it.
    */
   private async *generate(signal: AbortSignal): AsyncGenerator<StreamPart[]> {
     this.generationStartedAt = performance.now();
@@ -158,8 +159,8 @@ export class CompletionRun {
         result = await iterator.next();
         break;
       } catch (error) {
-        const retryable = !signal.aborted && error instanceof VendorError && error.retryable;
-        if (!retryable || !this.nextFallback()) throw error;
+        const fallback = !signal.aborted && error instanceof VendorError && error.fallback;
+        if (!fallback || !this.nextFallback()) throw error;
       }
     }
     try {

@@ -9,6 +9,8 @@ export interface VendorErrorOptions extends Omit<GatewayErrorOptions, 'type' | '
    * before output reached the client), and the client is told so in `x-should-retry`.
    */
   retryable: boolean;
+  /** Whether an alias's next target may still answer when this one cannot (default: `retryable`). */
+  fallback?: boolean;
   /** The HTTP status the upstream answered, when it answered. */
   upstreamStatus?: number | null;
   /** Seconds the upstream asked us to wait. */
@@ -22,6 +24,8 @@ export class VendorError extends GatewayError {
   readonly vendor: string;
   readonly upstreamStatus: number | null;
   readonly retryAfterSeconds: number | null;
+  /** Whether an alias's next target may still answer (only before output reached the client). */
+  readonly fallback: boolean;
 
   constructor(message: string, options: VendorErrorOptions) {
     const headers: Record<string, string> = {};
@@ -32,5 +36,6 @@ export class VendorError extends GatewayError {
     this.vendor = options.vendor;
     this.upstreamStatus = options.upstreamStatus ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+    this.fallback = options.fallback ?? options.retryable;
   }
 }

@@ -14,7 +14,12 @@ export const anthropicUsageSchema = z.object({
 /** Token counts as Anthropic reports them. */
 export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
 
-const errorSchema = z.object({ type: z.string().nullish(), message: z.string().nullish() });
+const errorSchema = z.object({
+  type: z.string().nullish(),
+  message: z.string().nullish(),
+  /** `error_code` tells a spend limit apart from a rate limit (both are 429 rate_limit_error). */
+  details: z.object({ error_code: z.string().nullish() }).nullish(),
+});
 
 /** One SSE event's data; `type` says which (message_start, content_block_delta, …, ping, error). */
 export const anthropicStreamEventSchema = z.object({
@@ -42,8 +47,10 @@ export const anthropicErrorStatus: Record<string, number> = {
   authentication_error: 401,
   permission_error: 403,
   not_found_error: 404,
+  billing_error: 402,
   request_too_large: 413,
   rate_limit_error: 429,
   api_error: 500,
+  timeout_error: 504,
   overloaded_error: 529,
 };

@@ -72,11 +72,25 @@ export function anthropicStreamParts(vendor: string, body: AsyncIterable<Buffer>
   });
 }
 
+/** Spend limits arrive as 429 rate_limit_error with one of these codes in `details`. */
+const spendLimitCodes = new Set(['enforced_spend_limit_reached', 'contract_spend_limit_reached']);
+/** A spent credit balance, or a spend limit the operator set, arrives as 400 invalid_request_error, told apart only by its message. */
+const spentBalanceMessage = /^(Your credit balance is too low|You have reached your specified)/;
+
 export function extractAnthropicError(text: string): ExtractedError {
-  const body = tryParseJson(anthropicErrorBodySchema, text);
-  const type = body?.error?.type ?? '';
-  // A 529 overloaded_error is a 5xx like any other; the type only matters when the status is odd.
-  return { message: body?.error?.message ?? null, ...(type === 'overloaded_error' ? { status: anthropicErrorStatus[type] } : {}) };
+  const error = tryParseJson(anthropicErrorBodySchema, text)?.error;
+  const type = error?.type ?? '';
+  const message = error?.message ?? null;
+  const quotaExhausted =
+    type === 'billing_error' ||
+    spendLimitCodes.has(error?.details?.error_code ?? '') ||
+    (type === 'invalid_request_error' && message !== null && spentBalanceMessage.test(message));
+  return {
+    message,
+    // A 529 overloaded_error is a 5xx like any other; the type only matters when the status is odd.
+    ...(type === 'overloaded_error' ? { status: anthropicErrorStatus[type] } : {}),
+    ...(quotaExhausted ? { quotaExhausted } : {}),
+  };
 }
 
 function mapFinishReason(reason: string | null | undefined): FinishReason {

@@ -62,7 +62,8 @@ export function extractGeminiError(text: string): ExtractedError {
 
 /**
  * Gemini answers an invalid key with 400 INVALID_ARGUMENT / API_KEY_INVALID: that is the gateway's
- * credential problem, not the client's request, so it is reported as 401 (→ 502). RetryInfo's
+ * credential problem, not the client's request, so it is reported as 401 (→ 502). Likewise 400
+ * FAILED_PRECONDITION says the gateway's project lacks billing, whatever the request. RetryInfo's
  * retryDelay ("37s") stands in for a missing retry-after header.
  */
 function describeGeminiError(error: GeminiError): ExtractedError {
@@ -73,6 +74,7 @@ function describeGeminiError(error: GeminiError): ExtractedError {
   return {
     message: error.message ?? error.status ?? null,
     ...(keyInvalid ? { status: 401 } : {}),
+    ...(error.status === 'FAILED_PRECONDITION' ? { quotaExhausted: true } : {}),
     ...(Number.isFinite(seconds) ? { retryAfterSeconds: seconds } : {}),
   };
 }

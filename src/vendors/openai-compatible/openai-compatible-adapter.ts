@@ -123,11 +123,25 @@ function callUrl(preset: OpenAICompatiblePreset, baseUrl: string, mode: 'native'
   return new URL(base.endsWith('/v1') && path.startsWith('/v1/') ? `${base}${path.slice(3)}` : `${base}${path}`);
 }
 
+/**
+ * OpenAI answers a spent balance or a spend limit with 429, like a rate limit: its type
+ * `insufficient_quota`, or one of these codes, tells them apart.
+ */
+const quotaCodes = new Set([
+  'insufficient_quota',
+  'credit_balance_exhausted',
+  'organization_spend_limit_exceeded',
+  'project_spend_limit_exceeded',
+  'organization_usage_limit_exceeded',
+]);
+
 /** The message of an error body in any of the shapes OpenAI-compatible servers use; else its first 300 characters. */
 function extractError(text: string): ExtractedError {
   const body = tryParseJson(openaiErrorBodySchema, text);
   if (!body) return { message: text.trim() ? text.trim().slice(0, 300) : null };
   const error = body.error;
-  const message = typeof error === 'string' ? error : (error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : null));
-  return { message: message ?? null };
+  if (typeof error === 'string') return { message: error };
+  const message = error?.message ?? body.message ?? (typeof body.detail === 'string' ? body.detail : null);
+  const quotaExhausted = error?.type === 'insufficient_quota' || (typeof error?.code === 'string' && quotaCodes.has(error.code));
+  return { message: message ?? null, ...(quotaExhausted ? { quotaExhausted } : {}) };
 }

@@ -76,9 +76,9 @@ export const openaiChatSchema = z.object({
 
 export type OpenAIChat = z.infer<typeof openaiChatSchema>;
 
-/** `{error: {message}}` (OpenAI), `{error: "…"}` (Ollama), `{message}` / `{detail}` (vLLM, others). */
+/** `{error: {message, type, code}}` (OpenAI), `{error: "…"}` (Ollama), `{message}` / `{detail}` (vLLM, others). */
 export const openaiErrorBodySchema = z.object({
-  error: z.union([z.string(), z.object({ message: z.string().nullish() })]).nullish(),
+  error: z.union([z.string(), z.object({ message: z.string().nullish(), type: z.string().nullish(), code: z.unknown().optional() })]).nullish(),
   message: z.string().nullish(),
   detail: z.unknown().optional(),
 });

@@ -1,8 +1,10 @@
 /**
  * The one mapping from upstream failures to what the client sees. Vendor 400 → 400 with the
  * vendor's message; 401/403 → 502 that never repeats the vendor's words (they can quote the key);
- * 404 → 404 model_not_found; 429 → 429 with retry-after; 5xx → 502; timeouts → 504; refused or
- * reset connections → 502. Every message names the vendor.
+ * 402, or a body saying the gateway's account is out of credit, past a spend limit or without a
+ * paid plan (whatever its status) → 502 upstream_quota_exhausted, final; 404 → 404
+ * model_not_found; 429 → 429 with retry-after; 408, 504 and the gateway's own timeouts → 504;
+ * other 5xx → 502; refused or reset connections → 502. Every message names the vendor.
  */
 import { VendorError, type VendorErrorOptions } from '../../errors/vendor-error.js';
 
@@ -18,6 +20,8 @@ export interface UpstreamFailure {
   credentialVariable: string | null;
   /** Strings that must never appear in a message (the vendor key). */
   secrets: readonly string[];
+  /** The vendor's body says the gateway's account is out of credit or past a spend limit: no wait brings it back. */
+  quotaExhausted?: boolean;
 }
 
 export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
@@ -27,6 +31,13 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   const error = (message: string, clientStatus: number, code: string, retryable: boolean, more: Partial<VendorErrorOptions> = {}) =>
     new VendorError(message, { ...more, vendor, status: clientStatus, code, retryable, upstreamStatus: status });
   const retryAfter = { retryAfterSeconds: failure.retryAfterSeconds };
+  if (status === 402 || failure.quotaExhausted) {
+    // Vendors send this as 429 or 400 too; retrying, here or by the client, is billed and cannot succeed.
+    const why = 'no credit left, a spend limit reached or no paid plan';
+    const message = `The '${vendor}' vendor refused the gateway's account on billing grounds (${why})${said}.`;
+    // Another vendor (an alias's next target) bills another account.
+    return error(message, 502, 'upstream_quota_exhausted', false, { fallback: true });
+  }
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
     return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, 502, 'upstream_auth_failed', false);
@@ -36,7 +47,7 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
     return error(message, 404, 'model_not_found', false, { type: 'invalid_request_error', param: 'model' });
   }
   if (status === 429) return error(`The '${vendor}' vendor is rate limiting the gateway${said}.`, 429, 'upstream_rate_limited', true, retryAfter);
-  if (status === 408) return error(`The '${vendor}' vendor timed out (HTTP 408).`, 504, 'upstream_timeout', true);
+  if (status === 408 || status === 504) return error(`The '${vendor}' vendor timed out (HTTP ${status})${said}.`, 504, 'upstream_timeout', true, retryAfter);
   const rejected = status === 400 || status === 413 || status === 422;
   if (rejected) return error(`The '${vendor}' vendor rejected the request: ${detail ?? `HTTP ${status}`}`, 400, 'upstream_invalid_request', false);
   if (status >= 500) return error(`The '${vendor}' vendor failed (HTTP ${status})${said}.`, 502, 'upstream_error', true, retryAfter);

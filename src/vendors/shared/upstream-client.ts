@@ -51,6 +51,8 @@ export interface ExtractedError {
   status?: number;
   /** A retry hint found in the body (Gemini's RetryInfo), when the headers had none. */
   retryAfterSeconds?: number | null;
+  /** The body says the gateway's account is out of credit or past a spend limit, whatever the status (often 429). */
+  quotaExhausted?: boolean;
 }
 
 /** What one vendor's client needs. */
@@ -113,11 +115,12 @@ export class UpstreamClient {
     abort.release();
     if (request.signal.aborted) throw abortReason(request.signal);
     const extracted = safeExtract(this.options.extractError, text);
-    throw this.failure(extracted.status ?? status, extracted.message, request.model, parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null);
+    const retryAfter = parseRetryAfter(response.headers) ?? extracted.retryAfterSeconds ?? null;
+    throw this.failure(extracted.status ?? status, extracted.message, request.model, retryAfter, extracted.quotaExhausted ?? false);
   }
 
   /** The mapped error for an upstream status; also for errors a vendor reports inside a stream. */
-  failure(status: number, message: string | null, model: string, retryAfterSeconds: number | null = null): VendorError {
+  failure(status: number, message: string | null, model: string, retryAfterSeconds: number | null = null, quotaExhausted = false): VendorError {
     return mapUpstreamStatus({
       vendor: this.options.vendor,
       status,
@@ -126,6 +129,7 @@ export class UpstreamClient {
       retryAfterSeconds,
       credentialVariable: this.options.credentialVariable,
       secrets: this.options.secrets,
+      quotaExhausted,
     });
   }
 
