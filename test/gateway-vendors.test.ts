@@ -346,6 +346,19 @@ describe('chat-only vendors and fallbacks', () => {
     assert.equal(alone.headers.get('x-should-retry'), 'false');
   });
 
+  test("an alias falls back past a vendor that refuses the gateway's credentials, without retrying them", async () => {
+    for (const status of [401, 403]) {
+      openai.reset();
+      anthropic.reset();
+      openai.always(openaiCompletions.error(status, 'Incorrect API key provided'));
+      anthropic.always(anthropicMessages.json({ texts: ['Fallback'], usage: { prompt: 3, completion: 1 } }));
+      const response = await post(gateway, '/v5/completions', { model: 'resilient', prompt: 'x', max_tokens: 5 });
+      assert.equal(response.status, 200, `${status}: ${response.text}`);
+      assert.equal(response.body.choices[0].text, 'Fallback');
+      assert.equal(openai.requests.length, 1, 'refused credentials are not retried');
+    }
+  });
+
   test('a vendor without its key is not offered and says which variable enables it', async () => {
     const response = await post(gateway, '/v5/completions', { model: 'gemini/gemini-2.5-flash', prompt: 'x' });
     assert.equal(response.status, 404);

@@ -40,7 +40,8 @@ export function mapUpstreamStatus(failure: UpstreamFailure): VendorError {
   }
   if (status === 401 || status === 403) {
     const fix = failure.credentialVariable ? `; check ${failure.credentialVariable}` : '';
-    return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, 502, 'upstream_auth_failed', false);
+    // Final for this vendor; an alias's next target uses other credentials.
+    return error(`The '${vendor}' vendor refused the gateway's credentials (HTTP ${status})${fix}.`, 502, 'upstream_auth_failed', false, { fallback: true });
   }
   if (status === 404) {
     const message = `The model '${vendor}/${failure.model}' does not exist on the '${vendor}' vendor${detail ? ` (${vendor} said: ${detail})` : ''}.`;
