@@ -14,6 +14,21 @@ import { MockUpstream } from './support/mock-upstream.js';
 import { parseSse, startTestGateway } from './support/test-gateway.js';
 import { openaiCompletions } from './support/vendor-wire.js';
 
+/** What is left of a response body, and whether its connection was cut instead of ending. */
+async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<{ text: string; cut: boolean }> {
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text, cut: false };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { text, cut: true };
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-deadline-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -48,16 +63,8 @@ test('SIGTERM past the grace period: the cut stream is still metered, exit 0', a
         .slice(6),
     ).id;
     gateway.child.kill('SIGTERM');
-    let text = first;
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
-    } catch {
-      // the connection was cut at the deadline
-    }
+    // The connection may be cut at the deadline.
+    const text = first + (await readRest(reader)).text;
     assert.ok(!text.includes('[DONE]'), 'the stream could not finish within the grace period');
     assert.equal(await gateway.exited, 0);
     const storage = createSqliteStorage(dbPath);
@@ -96,17 +103,9 @@ test('requests still running when the grace period ends are answered: an error e
     let text = new TextDecoder().decode((await reader.read()).value);
     while (upstream.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
     const stopped = gateway.server.stop();
-    const read = (async () => {
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          text += new TextDecoder().decode(value);
-        }
-      } catch {
-        text += '<connection cut>';
-      }
-    })();
+    const read = readRest(reader).then((rest) => {
+      text += rest.text + (rest.cut ? '<connection cut>' : '');
+    });
     const answer = await whole.then(
       async (response) => ({ status: response.status, body: await response.json() }),
       (error: Error) => ({ status: 0, body: error.message }),
