@@ -157,6 +157,15 @@ test('vllm: optional key sent as bearer; token prompts and prompt lists native',
   assert.deepEqual(finishes(parts), { 0: 'length', 1: 'stop' });
 });
 
+test('vllm: an answer its engine aborted is a retryable 502 before output, never a finished choice', async () => {
+  const adapter = only({ VLLM_BASE_URL: upstream.url }, 'vllm');
+  upstream.always(openaiCompletions.json({ texts: ['Half an ans'], usage: billed, finishReasons: ['abort'] }));
+  const whole = await collectUntilError(adapter, request({ model: 'meta-llama/Llama-3.1-8B', stream: false }));
+  assert.deepEqual([whole.error?.status, whole.error?.code, whole.error?.retryable], [502, 'upstream_error', true]);
+  assert.match(whole.error.message, /'vllm' vendor reported an error: it aborted the answer/);
+  assert.equal(finishes(whole.parts)[0], undefined);
+});
+
 test('groq: chat-only preset, n emulated with parallel chat calls, usage from x_groq', async () => {
   const adapter = only({ GROQ_API_KEY: 'gk', GROQ_BASE_URL: upstream.url }, 'groq');
   upstream.always(fixture('groq/chat-stream-x-groq-usage.sse'));

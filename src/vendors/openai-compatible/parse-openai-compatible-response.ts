@@ -17,21 +17,21 @@ interface ResponseFormat<Body extends OpenAICompletion | OpenAIChat> {
   schema: z.ZodType<Body>;
   /** Names a whole answer in the 502 for one in an unexpected shape. */
   what: string;
-  choices(body: Body, whole: boolean, out: CallPart[]): void;
+  choices(vendor: string, body: Body, whole: boolean, out: CallPart[]): void;
   usage(body: Body): Usage | null;
 }
 
 export const completionFormat: ResponseFormat<OpenAICompletion> = {
   schema: openaiCompletionSchema,
   what: 'a completion',
-  choices(body, whole, out) {
+  choices(vendor, body, whole, out) {
     for (const choice of body.choices ?? []) {
       const index = choice.index ?? 0;
       const logprobs = mapLogprobs(choice.logprobs);
       // An echoed empty prompt has logprobs and no text.
       if (logprobs) out.push({ type: 'text-delta', choice: index, text: choice.text ?? '', logprobs });
       else if (choice.text) out.push({ type: 'text-delta', choice: index, text: choice.text });
-      if (whole || choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapFinishReason(choice.finish_reason) });
+      if (whole || choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapFinishReason(vendor, choice.finish_reason) });
     }
   },
   usage: (body) => mapUsage(body.usage),
@@ -40,12 +40,12 @@ export const completionFormat: ResponseFormat<OpenAICompletion> = {
 export const chatFormat: ResponseFormat<OpenAIChat> = {
   schema: openaiChatSchema,
   what: 'a chat completion',
-  choices(body, whole, out) {
+  choices(vendor, body, whole, out) {
     for (const choice of body.choices ?? []) {
       const index = choice.index ?? 0;
       const content = whole ? choice.message?.content : choice.delta?.content;
       if (content) out.push({ type: 'text-delta', choice: index, text: content });
-      if (whole || choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapFinishReason(choice.finish_reason) });
+      if (whole || choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapFinishReason(vendor, choice.finish_reason) });
     }
   },
   // Groq reports usage under x_groq.
@@ -57,7 +57,7 @@ export function responseParts<Body extends OpenAICompletion | OpenAIChat>(vendor
   if (body.error) throw upstreamStreamError(vendor, body.error.message ?? null);
   const parts: CallPart[] = [];
   if (body.system_fingerprint) parts.push({ type: 'metadata', systemFingerprint: body.system_fingerprint });
-  format.choices(body, true, parts);
+  format.choices(vendor, body, true, parts);
   const usage = format.usage(body);
   if (usage) parts.push({ type: 'usage', usage });
   return parts;
@@ -87,7 +87,7 @@ export function streamParts<Body extends OpenAICompletion | OpenAIChat>(
         out.push({ type: 'metadata', systemFingerprint: chunk.system_fingerprint });
       }
       const from = out.length;
-      format.choices(chunk, false, out);
+      format.choices(vendor, chunk, false, out);
       for (let index = from; index < out.length; index++) {
         const part = out[index];
         if (part.type === 'finish') finished.add(part.choice);
@@ -102,7 +102,9 @@ export function streamParts<Body extends OpenAICompletion | OpenAIChat>(
 }
 
 /** Tool and function calls cannot occur here and read as a normal stop. */
-function mapFinishReason(reason: string | null | undefined): FinishReason {
+/** OpenAI's finish reasons; vLLM's `abort` (its engine dropped the request) is a cut-off answer, not a finished one. */
+function mapFinishReason(vendor: string, reason: string | null | undefined): FinishReason {
+  if (reason === 'abort') throw upstreamStreamError(vendor, 'it aborted the answer before it finished');
   return reason === 'length' || reason === 'content_filter' ? reason : 'stop';
 }
 
