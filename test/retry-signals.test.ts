@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
+import { storageUnavailable } from '../src/errors/gateway-error.js';
 import { MockUpstream, type Reply } from './support/mock-upstream.js';
 import { post, startTestGateway, type JsonResponse, type TestGateway } from './support/test-gateway.js';
 import { fixture } from './support/vendor-fixtures.js';
@@ -192,8 +193,9 @@ describe("the gateway's own refusals", () => {
   test('storage that cannot be reached says to retry shortly', async (t) => {
     // A key the gateway has not seen yet must be looked up in storage.
     const { key } = await freshKey('storage');
+    // What storage throws when its database cannot answer.
     t.mock.method(gateway.server.storage, 'getKeyWithHash', async () => {
-      throw new Error('database is locked');
+      throw storageUnavailable(new Error('database is locked'));
     });
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 1 }, { 'x-api-key': key });
     assertSignal(response, 503, true, '1');

@@ -1,5 +1,5 @@
 /** Resolves the caller from its headers: key → account, with the optional account selector. */
-import { GatewayError, storageUnavailable } from '../errors/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import type { Account, Storage } from '../storage/types.js';
 import { parseKey, secretMatches } from './api-keys.js';
 
@@ -87,9 +87,8 @@ export class Authenticator {
   private async lookUp(raw: string): Promise<Caller> {
     const parsed = parseKey(raw);
     if (!parsed) throw unauthorized('Invalid API key.');
-    const key = await this.storage.getKeyWithHash(parsed.id).catch((error: unknown) => {
-      throw storageUnavailable(error);
-    });
+    // Storage answers a database it cannot reach with the 503 storage_unavailable itself.
+    const key = await this.storage.getKeyWithHash(parsed.id);
     if (!key || !secretMatches(parsed.secret, key.secretHash)) throw unauthorized('Invalid API key.');
     if (key.revokedAt) throw unauthorized('This API key has been revoked.');
     const account = await this.accountOf(key.accountId);
@@ -117,9 +116,7 @@ export class Authenticator {
   private async accountOf(accountId: string): Promise<Account | null> {
     const cached = this.accounts.get(accountId);
     if (cached) return cached;
-    const account = await this.storage.getAccount(accountId).catch((error: unknown) => {
-      throw storageUnavailable(error);
-    });
+    const account = await this.storage.getAccount(accountId);
     if (account) {
       if (this.accounts.size > 50_000) this.accounts.clear();
       this.accounts.set(accountId, account);

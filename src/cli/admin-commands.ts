@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
-import { requirePolicyTarget } from '../usage/policy-target.js';
+import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
 import { accountName, keyLabel, positiveInteger } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
@@ -20,11 +20,6 @@ async function withStorage<T>(loadConfig: LoadConfig, work: (storage: Storage, a
   } finally {
     await storage.close();
   }
-}
-
-/** Throws unless the account exists: a mistyped id is an error, never an empty list or report. */
-async function requireAccount(storage: Storage, accountId: string): Promise<void> {
-  if (!(await storage.getAccount(accountId))) throw new Error(`no account '${accountId}'`);
 }
 
 function isoOption(value: string): string {

@@ -9,8 +9,8 @@ import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Storage } from '../storage/types.js';
-import { requirePolicyTarget } from '../usage/policy-target.js';
-import { GatewayError, invalidRequest } from '../errors/gateway-error.js';
+import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import { parseInput } from './parse-input.js';
 import { answerUsage, parseUsageQuery } from './usage-route.js';
 
@@ -55,11 +55,6 @@ export function requireAdminKey(adminKey: string) {
       throw new GatewayError('Admin endpoints need the admin key.', { status: 401, type: 'authentication_error', code: 'invalid_admin_key' });
     }
   };
-}
-
-/** Throws a 400 naming `account_id` unless the account exists. */
-export async function requireAccount(storage: Storage, accountId: string): Promise<void> {
-  if (!(await storage.getAccount(accountId))) throw invalidRequest(`No account '${accountId}'.`, 'account_id', 'account_not_found');
 }
 
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOptions): void {

@@ -11,7 +11,8 @@ import type { Storage, UsageGroup, UsageRecord, UsageTotals } from '../storage/t
 import { usageColumns, usageFields } from '../storage/usage-row.js';
 import { periodWindow } from '../usage/budget-periods.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { requireAccount, requireAdminKey } from './admin-routes.js';
+import { requireAdminKey } from './admin-routes.js';
+import { requireAccount } from '../usage/policy-target.js';
 import { callerOf } from './api-key-auth.js';
 import { defaultUiDir, registerStaticUi } from './dashboard-static.js';
 import { parseInput } from './parse-input.js';
