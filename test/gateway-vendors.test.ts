@@ -85,24 +85,23 @@ describe('openai through the gateway', () => {
     assert.equal(whole.status, 502, whole.text);
     assert.equal(whole.body.error.code, 'upstream_malformed');
     assert.match(whole.body.error.message, /'openai' vendor sent choice 7 of an answer that has 1/);
-    openai.reset();
-    openai.always({
-      chunks: [
-        sse({ ...stray, choices: [{ index: 0, text: 'Hello', logprobs: null, finish_reason: null }] }),
-        sse({ ...stray, choices: [choice] }),
-        sse('[DONE]'),
-      ],
-    });
-    const streamed = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream: true });
-    assert.equal(streamed.status, 200, 'the stream had begun');
-    const events = parseSse(streamed.text);
-    assert.ok(
-      events.every((event) => !event.data.includes('"index":7')),
-      streamed.text,
-    );
-    assert.equal(JSON.parse(events.at(-1)!.data).error.code, 'upstream_malformed', streamed.text);
-    assert.ok(!streamed.text.includes('[DONE]'));
-    assert.ok(streamed.text.includes('Hello'), 'what came before the stray choice is delivered');
+    const hello = sse({ ...stray, choices: [{ index: 0, text: 'Hello', logprobs: null, finish_reason: null }] });
+    const strayChunk = sse({ ...stray, choices: [choice] });
+    // The same answer whether the vendor's bytes come in two reads or in one.
+    for (const chunks of [[hello, strayChunk, sse('[DONE]')], [hello + strayChunk + sse('[DONE]')]]) {
+      openai.reset();
+      openai.always({ chunks, delayMs: 20 });
+      const streamed = await post(gateway, '/v5/completions', { model: 'openai/gpt-3.5-turbo-instruct', prompt: 'Say hi', stream: true });
+      assert.equal(streamed.status, 200, 'the stream had begun');
+      const events = parseSse(streamed.text);
+      assert.ok(
+        events.every((event) => !event.data.includes('"index":7')),
+        streamed.text,
+      );
+      assert.equal(JSON.parse(events.at(-1)!.data).error.code, 'upstream_malformed', streamed.text);
+      assert.ok(!streamed.text.includes('[DONE]'));
+      assert.ok(streamed.text.includes('Hello'), 'what came before the stray choice is delivered');
+    }
   });
 
   test('created is when the request came, as in the ledger, streamed or not, however long the answer took', async () => {

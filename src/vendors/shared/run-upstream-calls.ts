@@ -66,6 +66,7 @@ class CallRun implements AsyncIterableIterator<StreamPart[]> {
     while (!this.closed) {
       let shaped: StreamPart[];
       try {
+        if (shaper.failure) throw shaper.failure;
         this.source ??= this.call.run(this.signal)[Symbol.asyncIterator]();
         const result = await this.source.next();
         if (result.done) {

@@ -26,6 +26,11 @@ export interface CallShape {
 export class ChoiceShaper {
   /** Every choice of the call stopped at a gateway-enforced stop sequence. */
   abandoned = false;
+  /**
+   * A malformed part met after others of the same batch were shaped: those are delivered first,
+   * and the call fails with this on its next read, however the vendor's bytes were split.
+   */
+  failure: Error | null = null;
   private readonly shapeSpec: CallShape;
   private readonly matchers: StopMatcher[] | null;
   private readonly echoPending: (string | null)[] | null;
@@ -41,8 +46,14 @@ export class ChoiceShaper {
   shape(batch: readonly CallPart[]): StreamPart[] {
     const out: StreamPart[] = [];
     for (const part of batch) {
-      if (this.shapePart(part, out)) {
-        this.abandoned = true;
+      try {
+        if (this.shapePart(part, out)) {
+          this.abandoned = true;
+          break;
+        }
+      } catch (error) {
+        if (out.length === 0) throw error;
+        this.failure = error as Error;
         break;
       }
     }
