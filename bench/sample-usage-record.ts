@@ -14,6 +14,7 @@ export function sampleUsageRecord(requestId: string, accountId: string, keyId: s
     cachedTokens: null,
     reasoningTokens: null,
     estimated: false,
+    costNanoUsd: 37_500,
     stream,
     outcome: 'success',
     status: 200,

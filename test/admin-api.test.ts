@@ -62,6 +62,32 @@ describe('admin API', () => {
     assert.equal(response.body.error.param, 'tokens');
     const both = await put('/admin/limits', { account_id: 'a', key_id: 'b', rpm: 1 });
     assert.equal(both.status, 400);
+    for (const body of [
+      { account_id: 'acct_x', tokens: 5, usd: 1, period: 'day' },
+      { account_id: 'acct_x', period: 'day' },
+      { account_id: 'acct_x', usd: 0.0000000001, period: 'day' },
+      { account_id: 'acct_x', usd: -1, period: 'day' },
+    ]) {
+      const refused = await put('/admin/budgets', body);
+      assert.equal(refused.status, 400, JSON.stringify(body));
+      assert.match(refused.body.error.param, /^(tokens|usd)$/, JSON.stringify(refused.body));
+    }
+  });
+
+  test('a USD budget is set in dollars and kept beside the token budget', async () => {
+    const accountId = (await post(gateway, '/admin/accounts', { name: 'team-dollars' }, { 'x-api-key': ADMIN })).body.id;
+    const usd = await put('/admin/budgets', { account_id: accountId, usd: 12.5, period: 'month' });
+    assert.equal(usd.status, 200, JSON.stringify(usd.body));
+    assert.deepEqual(usd.body, { object: 'budget', account_id: accountId, key_id: null, usd: 12.5, period: 'month' });
+    const tokens = await put('/admin/budgets', { account_id: accountId, tokens: 1_000_000, period: 'day' });
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    assert.deepEqual(
+      (await gateway.server.storage.listBudgets(accountId)).map((budget) => [budget.unit, budget.limit, budget.period]),
+      [
+        ['tokens', 1_000_000, 'day'],
+        ['usd', 12_500_000_000, 'month'],
+      ],
+    );
   });
 
   test('a budget or limit for an account or key that does not exist, or a key of another account, is a 400 naming it', async () => {

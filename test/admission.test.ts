@@ -23,7 +23,7 @@ describe('budgets', () => {
   test('50 concurrent requests against a small budget overshoot it by 0 tokens', async () => {
     const { accountId, key } = await freshAccount('budget');
     const budget = 400;
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: budget, period: 'day' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: budget, period: 'day' });
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, index) =>
         post(
@@ -43,13 +43,13 @@ describe('budgets', () => {
       assert.equal(response.body.error.code, 'insufficient_quota');
       assert.equal(response.body.error.type, 'insufficient_quota');
     }
-    const used = await gateway.server.storage.sumTokens({ accountId });
+    const used = await gateway.server.storage.sumUsage({ accountId, unit: 'tokens' });
     assert.ok(used <= budget, `used ${used} of ${budget}`);
   });
 
   test('a request that would exceed the budget gets 429 before any generation', async () => {
     const { accountId, key } = await freshAccount('tiny');
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: 10, period: 'total' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 10, period: 'total' });
     const response = await post(gateway, '/v5/completions', { model, prompt: 'Hello there', max_tokens: 50 }, { 'x-api-key': key });
     assert.equal(response.status, 429);
     assert.equal(response.body.error.code, 'insufficient_quota');
@@ -60,7 +60,7 @@ describe('budgets', () => {
 
   test('a key budget applies to that key only', async () => {
     const { accountId, key, keyId } = await freshAccount('keyed');
-    await gateway.server.storage.setBudget({ accountId, keyId, tokens: 5, period: 'month' });
+    await gateway.server.storage.setBudget({ accountId, keyId, unit: 'tokens', limit: 5, period: 'month' });
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Hi', max_tokens: 10 }, { 'x-api-key': key })).status, 429);
     const other = generateKey();
     await gateway.server.storage.createKey({ id: other.id, accountId, name: null, prefix: other.prefix, secretHash: other.secretHash });
@@ -69,7 +69,7 @@ describe('budgets', () => {
 
   test('the reservation settles to the actual count', async () => {
     const { accountId, key } = await freshAccount('settle');
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: 60, period: 'day' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 60, period: 'day' });
     // Each reserves 2 + 25 = 27 but uses 2 + 1; without settling the third would be refused.
     for (let i = 0; i < 5; i++) {
       const response = await post(gateway, '/v5/completions', { model, prompt: 'Hello', max_tokens: 25, logit_bias: { '100257': 100 } }, { 'x-api-key': key });

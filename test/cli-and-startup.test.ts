@@ -104,7 +104,12 @@ describe('tollgate CLI', () => {
     assert.equal(runCli(['keys', 'revoke', keyId], env).status, 0);
     assert.equal((await call()).status, 401);
 
+    assert.match(runCli(['usage', '--account', accountId], env).stdout, /cost_usd\s+unpriced_requests\n.*\s0\s+0\n$/s, 'the built-in model is free');
+
     assert.equal(runCli(['budgets', 'set', '--account', accountId, '--tokens', '1000', '--period', 'day'], env).status, 0);
+    const usd = runCli(['budgets', 'set', '--account', accountId, '--usd', '12.5', '--period', 'month'], env);
+    assert.equal(usd.status, 0, usd.stderr);
+    assert.match(usd.stdout, /budget set: \$12\.5 per month/);
     assert.equal(runCli(['limits', 'set', '--account', accountId, '--rpm', '60', '--tpm', '1000'], env).status, 0);
     assert.match(runCli(['migrate'], env).stdout, /up to date/);
     gateway.child.kill('SIGTERM');
@@ -142,6 +147,10 @@ describe('tollgate CLI', () => {
       ['accounts', 'create', 'x'.repeat(201)],
       ['keys', 'create'],
       ['budgets', 'set', '--account', 'x', '--tokens', 'many', '--period', 'day'],
+      ['budgets', 'set', '--account', 'x', '--period', 'day'],
+      ['budgets', 'set', '--account', 'x', '--tokens', '5', '--usd', '1', '--period', 'day'],
+      ['budgets', 'set', '--account', 'x', '--usd', '1.0000000001', '--period', 'day'],
+      ['budgets', 'set', '--account', 'x', '--usd', '-1', '--period', 'day'],
       ['limits', 'set', '--rpm', '5'],
       ['usage', '--account', 'x', '--since', 'not-a-date'],
       ['nonsense-command'],

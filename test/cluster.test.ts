@@ -57,11 +57,11 @@ describe('two workers, no Redis', () => {
 
   test('a budget is overshot by 0 tokens under 50 concurrent requests', async () => {
     const { accountId, key } = await account();
-    await storage.setBudget({ accountId, keyId: null, tokens: 250, period: 'total' });
+    await storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 250, period: 'total' });
     const results = await Promise.all(Array.from({ length: 50 }, () => call(key, { max_tokens: 10, temperature: 1 })));
     const ok = results.filter((r) => r.status === 200);
     assert.ok(ok.length > 0 && ok.length < 50);
-    const used = await storage.sumTokens({ accountId });
+    const used = await storage.sumUsage({ accountId, unit: 'tokens' });
     assert.ok(used <= 250, `used ${used}`);
     assert.equal(
       used,

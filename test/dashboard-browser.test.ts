@@ -103,7 +103,7 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
   const waitForLoads = (page: Page, count: number) => page.waitForFunction((n) => Number(document.getElementById('app')!.dataset.loaded ?? 0) >= n, count);
   const shownTotals = (page: Page) =>
     page.$$eval('#totals [data-field]', (cells) =>
-      Object.fromEntries(cells.map((cell) => [(cell as HTMLElement).dataset.field!, Number(cell.textContent!.replace(/,/g, ''))])),
+      Object.fromEntries(cells.map((cell) => [(cell as HTMLElement).dataset.field!, Number(cell.textContent!.replace(/[$,]/g, ''))])),
     );
   const expectTotals = (shown: Record<string, number>, ledger: UsageTotals) =>
     assert.deepEqual(shown, {
@@ -113,6 +113,8 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
       total_tokens: ledger.totalTokens,
       cached_tokens: ledger.cachedTokens,
       estimated_requests: ledger.estimatedRequests,
+      // The built-in model is free: these accounts' requests cost $0.
+      cost_usd: ledger.costNanoUsd / 1e9,
     });
   const chartSums = (page: Page, chart: 'model' | 'key') =>
     page.evaluate(
@@ -195,8 +197,9 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal((await get(gateway, `/v5/dashboard/recent?account_id=${otherAccountId}`)).body.error.code, 'account_mismatch');
     assert.equal((await get(gateway, '/v5/dashboard/recent?limit=0')).body.error.param, 'limit');
     assert.equal((await get(gateway, '/v5/dashboard/series?bogus=1')).body.error.code, 'unknown_parameter');
-    const used = await gateway.server.storage.sumTokens({
+    const used = await gateway.server.storage.sumUsage({
       accountId: gateway.accountId,
+      unit: 'tokens',
       since: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString(),
     });
     const limits = await get(gateway, '/v5/dashboard/limits');

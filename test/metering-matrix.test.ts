@@ -432,7 +432,7 @@ describe('metering: refusals before output cost no budget', () => {
       const account = await storage.createAccount(`refused-${policy}-${Math.random().toString(36).slice(2)}`);
       const generated = generateKey();
       await storage.createKey({ id: generated.id, accountId: account.id, name: null, prefix: generated.prefix, secretHash: generated.secretHash });
-      if (policy === 'budget') await storage.setBudget({ accountId: account.id, keyId: null, tokens: 110, period: 'day' });
+      if (policy === 'budget') await storage.setBudget({ accountId: account.id, keyId: null, unit: 'tokens', limit: 110, period: 'day' });
       else await storage.setRateLimit({ accountId: account.id, keyId: null, rpm: null, tpm: 110 });
       const vendor = remote.anthropic;
       vendor.mock.reset();

@@ -162,7 +162,7 @@ describe("the gateway's own refusals", () => {
 
   test('a request larger than its whole budget is final', async () => {
     const { accountId, key } = await freshKey('tiny-day');
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: 10, period: 'day' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 10, period: 'day' });
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 50 }, { 'x-api-key': key });
     assertSignal(response, 429, false, null);
     assert.equal(response.body.error.code, 'insufficient_quota');
@@ -171,7 +171,7 @@ describe("the gateway's own refusals", () => {
 
   test('a spent total budget is final', async () => {
     const { accountId, key } = await freshKey('total');
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: 40, period: 'total' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 40, period: 'total' });
     assert.equal((await post(gateway, '/v5/completions', fullLength, { 'x-api-key': key })).status, 200);
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 30 }, { 'x-api-key': key });
     assertSignal(response, 429, false, null);
@@ -180,7 +180,7 @@ describe("the gateway's own refusals", () => {
 
   test('a daily budget that resets says to retry when the day ends', async () => {
     const { accountId, key } = await freshKey('daily');
-    await gateway.server.storage.setBudget({ accountId, keyId: null, tokens: 40, period: 'day' });
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 40, period: 'day' });
     assert.equal((await post(gateway, '/v5/completions', fullLength, { 'x-api-key': key })).status, 200);
     const response = await post(gateway, '/v5/completions', { model: LOCAL, prompt: 'Hi', max_tokens: 30 }, { 'x-api-key': key });
     assertSignal(response, 429, true, /^[0-9]+$/);

@@ -69,7 +69,7 @@ describe('scale out on PostgreSQL and Redis', { skip }, () => {
 
   test('a budget is overshot by 0 tokens under 50 concurrent requests over the instances, and the ledger equals what clients got', async () => {
     const { accountId, key } = await account('budget');
-    await storage.setBudget({ accountId, keyId: null, tokens: 300, period: 'day' });
+    await storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 300, period: 'day' });
     const results = await Promise.all(Array.from({ length: 50 }, (_, index) => call(instances[index % 2].url, key, { max_tokens: 10, temperature: 1 })));
     const ok = results.filter((r) => r.status === 200);
     assert.ok(ok.length > 0 && ok.length < 50, `${ok.length} admitted`);

@@ -80,6 +80,8 @@ const zeroTotals: UsageTotals = {
   cachedTokens: 0,
   reasoningTokens: 0,
   estimatedRequests: 0,
+  costNanoUsd: 0,
+  unpricedRequests: 0,
 };
 
 /** Lists order by creation time, then id: two rows made in the same millisecond sort by id. */
@@ -174,7 +176,7 @@ for (const backend of backends) {
         () => closed.createAccount(unique('late')),
         () => closed.getKeyWithHash('key_missing'),
         () => closed.queryUsage({}),
-        () => closed.setBudget({ accountId: 'acct_missing', keyId: null, tokens: 1, period: 'day' }),
+        () => closed.setBudget({ accountId: 'acct_missing', keyId: null, unit: 'tokens', limit: 1, period: 'day' }),
       ];
       for (const call of calls) await assert.rejects(call(), { status: 503, code: 'storage_unavailable' });
     });
@@ -289,6 +291,7 @@ for (const backend of backends) {
           completionTokens: 2,
           totalTokens: 3,
           cachedTokens: 1,
+          costNanoUsd: 3_000,
         }),
         usage(accountId, {
           model: 'openai/Zeta',
@@ -298,6 +301,7 @@ for (const backend of backends) {
           completionTokens: 20,
           totalTokens: 30,
           reasoningTokens: 4,
+          costNanoUsd: null,
           estimated: true,
         }),
         usage(accountId, {
@@ -308,6 +312,7 @@ for (const backend of backends) {
           completionTokens: 200,
           totalTokens: 300,
           cachedTokens: 50,
+          costNanoUsd: 300_000,
         }),
         usage(accountId, {
           model: 'openai/alpha',
@@ -317,6 +322,8 @@ for (const backend of backends) {
           completionTokens: 2000,
           totalTokens: 3000,
           estimated: true,
+          // $3,000: sums pass 2³² nanodollars.
+          costNanoUsd: 3_000_000_000_000,
         }),
         usage(otherAccountId, {
           model: 'openai/alpha',
@@ -325,6 +332,7 @@ for (const backend of backends) {
           promptTokens: 5,
           completionTokens: 5,
           totalTokens: 10,
+          costNanoUsd: 10,
         }),
       ];
       for (const record of records) assert.equal(await storage.recordUsage(record), true);
@@ -335,6 +343,8 @@ for (const backend of backends) {
         cachedTokens: number,
         reasoningTokens: number,
         estimatedRequests: number,
+        costNanoUsd: number,
+        unpricedRequests: number,
       ): UsageTotals => ({
         requests,
         promptTokens,
@@ -343,49 +353,51 @@ for (const backend of backends) {
         cachedTokens,
         reasoningTokens,
         estimatedRequests,
+        costNanoUsd,
+        unpricedRequests,
       });
 
-      assert.deepEqual(await storage.queryUsage({ accountId }), { groups: [], totals: totals(4, 1111, 2222, 51, 4, 2) });
+      assert.deepEqual(await storage.queryUsage({ accountId }), { groups: [], totals: totals(4, 1111, 2222, 51, 4, 2, 3_000_000_303_000, 1) });
       assert.deepEqual(await storage.queryUsage({ accountId: 'acct_nobody' }), { groups: [], totals: zeroTotals });
 
       // Byte order, as SQLite sorts: 'Z' (0x5a) before 'a' (0x61).
       assert.deepEqual((await storage.queryUsage({ accountId, groupBy: 'model' })).groups, [
-        { group: 'openai/Zeta', ...totals(1, 10, 20, 0, 4, 1) },
-        { group: 'openai/alpha', ...totals(3, 1101, 2202, 51, 0, 1) },
+        { group: 'openai/Zeta', ...totals(1, 10, 20, 0, 4, 1, 0, 1) },
+        { group: 'openai/alpha', ...totals(3, 1101, 2202, 51, 0, 1, 3_000_000_303_000, 0) },
       ]);
       assert.deepEqual((await storage.queryUsage({ accountId, groupBy: 'day' })).groups, [
-        { group: '2031-03-01', ...totals(2, 11, 22, 1, 4, 1) },
-        { group: '2031-03-02', ...totals(1, 100, 200, 50, 0, 0) },
-        { group: '2031-03-03', ...totals(1, 1000, 2000, 0, 0, 1) },
+        { group: '2031-03-01', ...totals(2, 11, 22, 1, 4, 1, 3_000, 1) },
+        { group: '2031-03-02', ...totals(1, 100, 200, 50, 0, 0, 300_000, 0) },
+        { group: '2031-03-03', ...totals(1, 1000, 2000, 0, 0, 1, 3_000_000_000_000, 0) },
       ]);
       // Requests without a key form the null group, first.
       assert.deepEqual((await storage.queryUsage({ accountId, groupBy: 'key' })).groups, [
-        { group: null, ...totals(1, 100, 200, 50, 0, 0) },
-        { group: 'key_a', ...totals(2, 1010, 2020, 0, 4, 2) },
-        { group: 'key_b', ...totals(1, 1, 2, 1, 0, 0) },
+        { group: null, ...totals(1, 100, 200, 50, 0, 0, 300_000, 0) },
+        { group: 'key_a', ...totals(2, 1010, 2020, 0, 4, 2, 3_000_000_000_000, 1) },
+        { group: 'key_b', ...totals(1, 1, 2, 1, 0, 0, 3_000, 0) },
       ]);
 
       const window = { since: at('01T23:59:59.999'), until: at('03T12:00:00.000') };
       assert.deepEqual(await storage.queryUsage({ accountId, ...window, groupBy: 'day' }), {
         groups: [
-          { group: '2031-03-01', ...totals(1, 10, 20, 0, 4, 1) },
-          { group: '2031-03-02', ...totals(1, 100, 200, 50, 0, 0) },
+          { group: '2031-03-01', ...totals(1, 10, 20, 0, 4, 1, 0, 1) },
+          { group: '2031-03-02', ...totals(1, 100, 200, 50, 0, 0, 300_000, 0) },
         ],
-        totals: totals(2, 110, 220, 50, 4, 1),
+        totals: totals(2, 110, 220, 50, 4, 1, 300_000, 1),
       });
       // Without an account (admin) every account in the window counts.
       assert.deepEqual((await storage.queryUsage({ ...window, groupBy: 'key' })).groups, [
-        { group: null, ...totals(1, 100, 200, 50, 0, 0) },
-        { group: 'key_a', ...totals(1, 10, 20, 0, 4, 1) },
-        { group: 'key_z', ...totals(1, 5, 5, 0, 0, 0) },
+        { group: null, ...totals(1, 100, 200, 50, 0, 0, 300_000, 0) },
+        { group: 'key_a', ...totals(1, 10, 20, 0, 4, 1, 0, 1) },
+        { group: 'key_z', ...totals(1, 5, 5, 0, 0, 0, 10, 0) },
       ]);
       assert.deepEqual(await storage.queryUsage({ accountId, since: at('04T00:00:00.000'), groupBy: 'model' }), { groups: [], totals: zeroTotals });
       // Bounds are instants, however ISO 8601 spells them: no milliseconds, an offset, a bare date.
       assert.deepEqual(
         (await storage.queryUsage({ accountId, since: '2031-03-02T00:00:00Z', until: '2031-03-03T22:00:00+09:00' })).totals,
-        totals(2, 1100, 2200, 50, 0, 1),
+        totals(2, 1100, 2200, 50, 0, 1, 3_000_000_300_000, 0),
       );
-      assert.deepEqual((await storage.queryUsage({ accountId, since: '2031-03-02', until: '2031-03-03' })).totals, totals(1, 100, 200, 50, 0, 0));
+      assert.deepEqual((await storage.queryUsage({ accountId, since: '2031-03-02', until: '2031-03-03' })).totals, totals(1, 100, 200, 50, 0, 0, 300_000, 0));
     });
 
     test('usage: recent records come newest first, limited, per account or all', async () => {
@@ -405,42 +417,60 @@ for (const backend of backends) {
       assert.deepEqual(await storage.recentUsage({ accountId: 'acct_nobody', limit: 5 }), []);
     });
 
-    test('usage: sumTokens per account, per key, since an instant', async () => {
+    test('usage: sumUsage of tokens or nanodollars per account, per key, since an instant', async () => {
       const accountId = await account();
-      await storage.recordUsage(usage(accountId, { keyId: 'key_sum_a', totalTokens: 4_000_000_000, createdAt: '2033-01-01T00:00:00.000Z' }));
-      await storage.recordUsage(usage(accountId, { keyId: 'key_sum_b', totalTokens: 20, createdAt: '2033-01-02T00:00:00.000Z' }));
-      await storage.recordUsage(usage(accountId, { keyId: 'key_sum_a', totalTokens: 300, createdAt: '2033-01-03T00:00:00.000Z' }));
+      await storage.recordUsage(
+        usage(accountId, { keyId: 'key_sum_a', totalTokens: 4_000_000_000, costNanoUsd: 9_000_000_000_000_000, createdAt: '2033-01-01T00:00:00.000Z' }),
+      );
+      await storage.recordUsage(usage(accountId, { keyId: 'key_sum_b', totalTokens: 20, costNanoUsd: null, createdAt: '2033-01-02T00:00:00.000Z' }));
+      await storage.recordUsage(usage(accountId, { keyId: 'key_sum_a', totalTokens: 300, costNanoUsd: 7, createdAt: '2033-01-03T00:00:00.000Z' }));
 
-      assert.equal(await storage.sumTokens({ accountId }), 4_000_000_320);
-      assert.equal(await storage.sumTokens({ accountId, keyId: null }), 4_000_000_320);
-      assert.equal(await storage.sumTokens({ accountId, keyId: 'key_sum_a' }), 4_000_000_300);
-      assert.equal(await storage.sumTokens({ accountId, since: '2033-01-02T00:00:00.000Z' }), 320);
-      assert.equal(await storage.sumTokens({ accountId, keyId: 'key_sum_a', since: '2033-01-02T00:00:00.000Z' }), 300);
-      assert.equal(await storage.sumTokens({ accountId, since: '2033-01-02T09:00:00+09:00' }), 320);
-      assert.equal(await storage.sumTokens({ accountId: 'acct_nobody' }), 0);
+      // A record without a price adds nothing to a sum of dollars.
+      assert.equal(await storage.sumUsage({ accountId, unit: 'usd' }), 9_000_000_000_000_007);
+      assert.equal(await storage.sumUsage({ accountId, keyId: 'key_sum_b', unit: 'usd' }), 0);
+      assert.equal(await storage.sumUsage({ accountId, since: '2033-01-02T00:00:00.000Z', unit: 'usd' }), 7);
+
+      assert.equal(await storage.sumUsage({ accountId, unit: 'tokens' }), 4_000_000_320);
+      assert.equal(await storage.sumUsage({ accountId, keyId: null, unit: 'tokens' }), 4_000_000_320);
+      assert.equal(await storage.sumUsage({ accountId, keyId: 'key_sum_a', unit: 'tokens' }), 4_000_000_300);
+      assert.equal(await storage.sumUsage({ accountId, since: '2033-01-02T00:00:00.000Z', unit: 'tokens' }), 320);
+      assert.equal(await storage.sumUsage({ accountId, keyId: 'key_sum_a', since: '2033-01-02T00:00:00.000Z', unit: 'tokens' }), 300);
+      assert.equal(await storage.sumUsage({ accountId, since: '2033-01-02T09:00:00+09:00', unit: 'tokens' }), 320);
+      assert.equal(await storage.sumUsage({ accountId: 'acct_nobody', unit: 'tokens' }), 0);
     });
 
     test('budgets: account-wide and per key, updated in place', async () => {
       const accountId = await account();
-      await storage.setBudget({ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' });
-      await storage.setBudget({ accountId, keyId: 'key_budget', tokens: 1000, period: 'day' });
+      await storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 5_000_000_000, period: 'month' });
+      await storage.setBudget({ accountId, keyId: 'key_budget', unit: 'tokens', limit: 1000, period: 'day' });
 
       assert.deepEqual(
         byKey(await storage.getBudgets(accountId, 'key_budget')),
         byKey([
-          { accountId, keyId: null, tokens: 5_000_000_000, period: 'month' },
-          { accountId, keyId: 'key_budget', tokens: 1000, period: 'day' },
+          { accountId, keyId: null, unit: 'tokens', limit: 5_000_000_000, period: 'month' },
+          { accountId, keyId: 'key_budget', unit: 'tokens', limit: 1000, period: 'day' },
         ]),
       );
-      assert.deepEqual(await storage.getBudgets(accountId, null), [{ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' }]);
-      assert.deepEqual(await storage.getBudgets(accountId, 'key_other'), [{ accountId, keyId: null, tokens: 5_000_000_000, period: 'month' }]);
+      assert.deepEqual(await storage.getBudgets(accountId, null), [{ accountId, keyId: null, unit: 'tokens', limit: 5_000_000_000, period: 'month' }]);
+      assert.deepEqual(await storage.getBudgets(accountId, 'key_other'), [{ accountId, keyId: null, unit: 'tokens', limit: 5_000_000_000, period: 'month' }]);
       assert.deepEqual(await storage.getBudgets('acct_nobody', 'key_budget'), []);
 
-      await storage.setBudget({ accountId, keyId: 'key_budget', tokens: 2000, period: 'total' });
-      await storage.setBudget({ accountId, keyId: null, tokens: 7, period: 'day' });
+      await storage.setBudget({ accountId, keyId: 'key_budget', unit: 'tokens', limit: 2000, period: 'total' });
+      await storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 7, period: 'day' });
       assert.deepEqual(await storage.listBudgets(accountId), [
-        { accountId, keyId: null, tokens: 7, period: 'day' },
-        { accountId, keyId: 'key_budget', tokens: 2000, period: 'total' },
+        { accountId, keyId: null, unit: 'tokens', limit: 7, period: 'day' },
+        { accountId, keyId: 'key_budget', unit: 'tokens', limit: 2000, period: 'total' },
+      ]);
+    });
+
+    test('budgets: a token budget and a USD budget of one scope live side by side', async () => {
+      const accountId = await account();
+      await storage.setBudget({ accountId, keyId: null, unit: 'tokens', limit: 1000, period: 'day' });
+      await storage.setBudget({ accountId, keyId: null, unit: 'usd', limit: 2_500_000_000, period: 'month' });
+      await storage.setBudget({ accountId, keyId: null, unit: 'usd', limit: 12_500_000_000, period: 'month' });
+      assert.deepEqual(await storage.getBudgets(accountId, null), [
+        { accountId, keyId: null, unit: 'tokens', limit: 1000, period: 'day' },
+        { accountId, keyId: null, unit: 'usd', limit: 12_500_000_000, period: 'month' },
       ]);
     });
 

@@ -4,9 +4,10 @@ import { issueKey } from '../auth/api-keys.js';
 import type { Config } from '../config/config.js';
 import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
-import type { Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
+import { formatUsd } from '../config/prices.js';
+import type { Budget, BudgetPeriod, Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
-import { accountName, keyLabel, positiveInteger } from './cli-arguments.js';
+import { accountName, keyLabel, positiveInteger, usdAmount } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
@@ -102,25 +103,41 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
         const report = await storage.queryUsage({ accountId: options.account, since: options.since, until: options.until, groupBy: options.by });
         if (options.format === 'json') return print(JSON.stringify(report, null, 2));
         if (options.format === 'csv') return process.stdout.write(usageToCsv(report, options.by));
-        const row = (name: string, totals: UsageTotals) => [name, totals.requests, totals.promptTokens, totals.completionTokens, totals.totalTokens];
+        const row = (name: string, totals: UsageTotals) => [
+          name,
+          totals.requests,
+          totals.promptTokens,
+          totals.completionTokens,
+          totals.totalTokens,
+          formatUsd(totals.costNanoUsd),
+          totals.unpricedRequests,
+        ];
         const rows = [...(options.by ? report.groups : []).map((group) => row(group.group ?? '-', group)), row('total', report.totals)];
-        print(formatTable([options.by ?? '', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens'], rows));
+        print(formatTable([options.by ?? '', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd', 'unpriced_requests'], rows));
       });
     });
 
   program
     .command('budgets')
-    .description('token budgets')
+    .description('token and USD budgets')
     .command('set')
+    .description('set a budget in tokens or in US dollars (a scope may have one of each)')
     .requiredOption('--account <id>', 'account id')
     .option('--key <keyId>', 'limit one key of the account instead of the whole account')
-    .requiredOption('--tokens <n>', 'token budget', positiveInteger)
+    .addOption(new Option('--tokens <n>', 'token budget').argParser(positiveInteger).conflicts('usd'))
+    .addOption(new Option('--usd <amount>', 'budget in US dollars, at the prices in the config file').argParser(usdAmount))
     .addOption(new Option('--period <period>', 'budget period').choices(['day', 'month', 'total']).makeOptionMandatory())
-    .action(async (options: { account: string; key?: string; tokens: number; period: 'day' | 'month' | 'total' }) => {
+    .action(async (options: { account: string; key?: string; tokens?: number; usd?: number; period: BudgetPeriod }) => {
+      if (options.tokens === undefined && options.usd === undefined) throw new Error('give --tokens or --usd');
+      const budget: Budget =
+        options.usd === undefined
+          ? { accountId: options.account, keyId: options.key ?? null, unit: 'tokens', limit: options.tokens ?? 0, period: options.period }
+          : { accountId: options.account, keyId: options.key ?? null, unit: 'usd', limit: options.usd, period: options.period };
       await withStorage(loadConfig, async (storage) => {
-        await requirePolicyTarget(storage, { accountId: options.account, keyId: options.key ?? null });
-        await storage.setBudget({ accountId: options.account, keyId: options.key ?? null, tokens: options.tokens, period: options.period });
-        print(`budget set: ${options.tokens} tokens per ${options.period} for ${options.key ?? options.account}`);
+        await requirePolicyTarget(storage, { accountId: budget.accountId, keyId: budget.keyId });
+        await storage.setBudget(budget);
+        const amount = budget.unit === 'usd' ? `$${formatUsd(budget.limit)}` : `${budget.limit} tokens`;
+        print(`budget set: ${amount} per ${budget.period} for ${budget.keyId ?? budget.accountId}`);
       });
     });
 

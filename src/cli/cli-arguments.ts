@@ -1,5 +1,6 @@
 /** Parsers of command-line argument values shared by the commands. */
 import { InvalidArgumentError } from 'commander';
+import { usdToNano } from '../config/prices.js';
 
 export function positiveInteger(value: string): number {
   const number = Number(value);
@@ -17,4 +18,15 @@ export function accountName(value: string): string {
 export function keyLabel(value: string): string {
   if (value.length > 200) throw new InvalidArgumentError('must be at most 200 characters');
   return value;
+}
+
+/** A sum in US dollars (`12.50`), as whole nanodollars: non-negative, at most nine decimals. */
+export function usdAmount(value: string): number {
+  const usd = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(usd)) throw new InvalidArgumentError('must be an amount in US dollars, such as 12.50');
+  try {
+    return usdToNano(usd);
+  } catch {
+    throw new InvalidArgumentError('must have at most nine decimals');
+  }
 }

@@ -7,12 +7,12 @@ import type { Caller } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { Admission } from '../usage/admission.js';
 import type { VendorRegistry } from '../vendors/registry.js';
-import { noUsage } from '../vendors/usage.js';
 import type { RequestLogIds } from '../observability/logger.js';
-import { AdmissionAsk, prepareTarget } from './completion-target.js';
+import { AdmissionAsk, fallbackPrices, prepareTarget } from './completion-target.js';
 import { CompletionRun } from './completion-run.js';
 import { parseCompletionRequest, type ParsedCompletionRequest } from './parse-completion-request.js';
 import type { RunRecorder } from './run-recorder.js';
+import { NOTHING_USED } from './usage-meter.js';
 
 export interface PipelineDependencies {
   config: Config;
@@ -33,15 +33,15 @@ export class CompletionPipeline {
       parsed = parseCompletionRequest(body);
       const current = parsed;
       const [model, ...fallbackModels] = config.aliases[current.model] ?? [current.model];
-      const target = prepareTarget(registry, model, current);
-      const ticket = await admission.admit(new AdmissionAsk(ids, caller, target));
+      const target = prepareTarget(registry, config.prices, model, current);
+      const ticket = await admission.admit(new AdmissionAsk(ids, caller, target, fallbackPrices(registry, config.prices, fallbackModels)));
       recorder.begin(current.stream);
       return new CompletionRun({
         ids,
         caller,
         parsed: current,
         target,
-        prepareFallback: (fallback) => prepareTarget(registry, fallback, current),
+        prepareFallback: (fallback) => prepareTarget(registry, config.prices, fallback, current),
         fallbackModels,
         ticket,
         recorder,
@@ -65,7 +65,7 @@ export class CompletionPipeline {
         model: seen.model ?? '',
         vendor: null,
         stream,
-        usage: noUsage(),
+        usage: NOTHING_USED,
         end: { kind: 'failed', error },
         startedAt: seen.startedAt ?? performance.now(),
         firstTokenAt: null,

@@ -153,7 +153,7 @@ export class CompletionRun {
     let result: IteratorResult<StreamPart[]>;
     for (;;) {
       const { resolved, request, plan } = this.target;
-      const options = { signal, requestId: this.ids.completionId, plan, reportUsage: this.meter.report };
+      const options = { signal, requestId: this.ids.completionId, plan, reportUsage: this.meter.reporter(this.target.price) };
       iterator = resolved.adapter.stream(request, resolved.model, options)[Symbol.asyncIterator]();
       try {
         result = await iterator.next();
@@ -201,7 +201,7 @@ export class CompletionRun {
     if (this.recorded) throw new GatewayError('A completion run was recorded twice.', { status: 500, type: 'server_error', code: 'internal_error' });
     this.recorded = true;
     const usage = this.meter.settle();
-    await this.setup.ticket.settle(usage.promptTokens + usage.completionTokens);
+    await this.setup.ticket.settle({ tokens: usage.promptTokens + usage.completionTokens, costNanoUsd: usage.costNanoUsd });
     await this.setup.recorder.record({
       ids: this.ids,
       caller: this.setup.caller,

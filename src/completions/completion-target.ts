@@ -4,6 +4,7 @@
  * has several targets, tried in order until one answers.
  */
 import type { Caller } from '../auth/authenticate.js';
+import { costPico, type Price, type PriceList } from '../config/prices.js';
 import { invalidRequest } from '../errors/gateway-error.js';
 import type { RequestLogIds } from '../observability/logger.js';
 import type { AdmissionRequest } from '../usage/admission.js';
@@ -17,15 +18,38 @@ export interface CompletionTarget {
   plan: GenerationPlan;
   /** Each prompt's token count, where the context-window check had to count it. */
   promptCounts: (number | null)[];
+  /** What the model costs; null when neither the config file nor the vendor prices it. */
+  price: Price | null;
 }
 
 /** Resolves `model` and lets its adapter check and plan the request (throws 400/404 GatewayErrors). */
-export function prepareTarget(registry: VendorRegistry, model: string, parsed: ParsedCompletionRequest): CompletionTarget {
+export function prepareTarget(registry: VendorRegistry, prices: PriceList, model: string, parsed: ParsedCompletionRequest): CompletionTarget {
   const resolved = registry.resolve(model);
   const request: GenerationRequest = { model: resolved.model.name, ...parsed.generation };
   const promptCounts = checkContextWindow(request, resolved.model);
   const plan = resolved.adapter.prepare(request, resolved.model);
-  return { resolved, request, plan, promptCounts };
+  return { resolved, request, plan, promptCounts, price: priceOf(prices, resolved) };
+}
+
+/** The configured price of a routed model, else the one its vendor states, else null. */
+export function priceOf(prices: PriceList, resolved: ResolvedModel): Price | null {
+  return prices.lookup(resolved.adapter.name, resolved.model.name) ?? resolved.model.price ?? null;
+}
+
+/**
+ * The prices an alias's fallback models may be paid at: those that resolve (one that does not is
+ * skipped at run time too), `vendor/model` and its price.
+ */
+export function fallbackPrices(registry: VendorRegistry, prices: PriceList, models: readonly string[]): { model: string; price: Price | null }[] {
+  const found: { model: string; price: Price | null }[] = [];
+  for (const model of models) {
+    try {
+      found.push({ model, price: priceOf(prices, registry.resolve(model)) });
+    } catch {
+      // An unknown or disabled fallback is never called.
+    }
+  }
+  return found;
 }
 
 /**
@@ -69,20 +93,44 @@ export class AdmissionAsk implements AdmissionRequest {
   readonly accountId: string;
   readonly keyId: string | null;
   private readonly target: CompletionTarget;
+  private readonly fallbacks: readonly { model: string; price: Price | null }[];
   private prompt: number | null = null;
 
-  constructor(ids: RequestLogIds, caller: Caller, target: CompletionTarget) {
+  constructor(ids: RequestLogIds, caller: Caller, target: CompletionTarget, fallbacks: readonly { model: string; price: Price | null }[] = []) {
     this.requestId = ids.requestId;
     this.completionId = ids.completionId;
     this.accountId = caller.account.id;
     this.keyId = caller.keyId;
     this.target = target;
+    this.fallbacks = fallbacks;
   }
 
   /** Σ prompt + max_tokens × max(n, best_of) × prompts. */
   get maxTokens(): number {
+    return this.promptTokens + this.maxCompletionTokens;
+  }
+
+  private get maxCompletionTokens(): number {
     const request = this.target.request;
-    return this.promptTokens + request.maxTokens * Math.max(request.n, request.bestOf ?? 1) * request.prompts.length;
+    return request.maxTokens * Math.max(request.n, request.bestOf ?? 1) * request.prompts.length;
+  }
+
+  /** The most the request can cost, in nanodollars, at the dearest model it may be routed to (rounded up). */
+  get maxCostNanoUsd(): number {
+    const tokens = { promptTokens: this.promptTokens, completionTokens: this.maxCompletionTokens };
+    let most = 0n;
+    for (const price of [this.target.price, ...this.fallbacks.map((fallback) => fallback.price)]) {
+      const cost = price ? costPico(tokens, price) : 0n;
+      if (cost > most) most = cost;
+    }
+    return Number((most + 999n) / 1000n);
+  }
+
+  /** A model the request may be routed to that has no price, or null. */
+  get unpricedModel(): string | null {
+    const { resolved, price } = this.target;
+    if (price === null) return `${resolved.adapter.name}/${resolved.model.name}`;
+    return this.fallbacks.find((fallback) => fallback.price === null)?.model ?? null;
   }
 
   /** Over all prompts: exact where the tokenizer is the model's, else an estimate. */

@@ -67,6 +67,7 @@ export class RunRecorder {
       cachedTokens: usage.cachedTokens ?? null,
       reasoningTokens: usage.reasoningTokens ?? null,
       estimated: usage.estimated,
+      costNanoUsd: usage.costNanoUsd,
       stream: entry.stream,
       outcome,
       status,
@@ -102,6 +103,7 @@ export class RunRecorder {
     if (overheadSeconds !== null) metrics.gatewayOverhead.observe(overheadSeconds);
     metrics.tokens.labels(record.accountId, modelLabel, 'prompt').inc(record.promptTokens);
     metrics.tokens.labels(record.accountId, modelLabel, 'completion').inc(record.completionTokens);
+    if (record.costNanoUsd) metrics.cost.labels(record.accountId, modelLabel).inc(record.costNanoUsd / 1e9);
     this.logger.info(
       {
         requestId,
@@ -114,6 +116,7 @@ export class RunRecorder {
         status: record.status,
         promptTokens: record.promptTokens,
         completionTokens: record.completionTokens,
+        costNanoUsd: record.costNanoUsd,
         estimated: record.estimated,
         latencyMs: Math.round(record.latencyMs * 10) / 10,
         ttftMs: record.ttftMs === null ? null : Math.round(record.ttftMs * 10) / 10,

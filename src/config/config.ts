@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { PriceList, priceFileSchema, priceKeySchema } from './prices.js';
 
 export interface Config {
   /** Address to listen on (HOST, default 127.0.0.1). */
@@ -45,6 +46,8 @@ export interface Config {
   aliases: Readonly<Record<string, readonly string[]>>;
   /** Vendor credentials and endpoints from the environment: `*_API_KEY`, `*_BASE_URL`, `*_API_VERSION`. */
   vendorEnv: Readonly<Record<string, string>>;
+  /** Prices per `vendor/model` (or `vendor/*`) from the config file's `prices`, for cost in the ledger and USD budgets. */
+  prices: PriceList;
 }
 
 const fileSchema = z
@@ -55,6 +58,7 @@ const fileSchema = z
     keepAliveIntervalMs: z.number().int().positive().optional(),
     shutdownGraceMs: z.number().int().nonnegative().optional(),
     corsOrigins: z.array(z.string()).optional(),
+    prices: z.record(priceKeySchema, priceFileSchema).optional(),
   })
   .strict();
 
@@ -100,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     vendors: deepFreeze(file.vendors ?? {}),
     aliases: Object.freeze(aliases),
     vendorEnv: Object.freeze(vendorEnv),
+    prices: new PriceList(file.prices ?? {}),
   };
   return Object.freeze(config);
 }
@@ -120,7 +125,9 @@ function readConfigFile(path: string): z.infer<typeof fileSchema> {
   const parsed = fileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ConfigError(`TOLLGATE_CONFIG: ${path}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    // A map key that breaks its rule: say the rule, not zod's "Invalid key in record".
+    const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+    throw new ConfigError(`TOLLGATE_CONFIG: ${path}: ${issue.path.join('.') || '(root)'}: ${message}`);
   }
   return parsed.data;
 }

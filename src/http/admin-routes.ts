@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
-import type { Storage } from '../storage/types.js';
+import { usdToNano } from '../config/prices.js';
+import type { Budget, Storage } from '../storage/types.js';
 import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { parseInput } from './parse-input.js';
@@ -21,12 +22,19 @@ export interface AdminRouteOptions {
   onPolicyChange: () => void;
 }
 
-const budgetSchema = z.strictObject({
-  account_id: z.string().min(1),
-  key_id: z.string().min(1).nullish(),
-  tokens: z.number().int().min(0),
-  period: z.enum(['day', 'month', 'total']),
-});
+const budgetSchema = z
+  .strictObject({
+    account_id: z.string().min(1),
+    key_id: z.string().min(1).nullish(),
+    tokens: z.number().int().min(0).optional(),
+    usd: z
+      .number()
+      .min(0)
+      .refine((usd) => Math.abs(usd * 1e9 - Math.round(usd * 1e9)) < 1e-3, { error: "'usd' may have at most nine decimals." })
+      .optional(),
+    period: z.enum(['day', 'month', 'total']),
+  })
+  .refine((body) => (body.tokens === undefined) !== (body.usd === undefined), { error: 'Give exactly one of tokens or usd.', path: ['tokens'] });
 
 const limitSchema = z
   .strictObject({
@@ -85,9 +93,14 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRouteOpt
     admin.put('/admin/budgets', async (request) => {
       const body = parseInput(budgetSchema, request.body, 'body');
       await requirePolicyTarget(storage, { accountId: body.account_id, keyId: body.key_id ?? null });
-      await storage.setBudget({ accountId: body.account_id, keyId: body.key_id ?? null, tokens: body.tokens, period: body.period });
+      const keyId = body.key_id ?? null;
+      const budget: Budget =
+        body.usd === undefined
+          ? { accountId: body.account_id, keyId, unit: 'tokens', limit: body.tokens ?? 0, period: body.period }
+          : { accountId: body.account_id, keyId, unit: 'usd', limit: usdToNano(body.usd), period: body.period };
+      await storage.setBudget(budget);
       onPolicyChange();
-      return { object: 'budget', ...body, key_id: body.key_id ?? null };
+      return { object: 'budget', ...body, key_id: keyId };
     });
     admin.put('/admin/limits', async (request) => {
       const body = parseInput(limitSchema, request.body, 'body');

@@ -16,7 +16,7 @@ import { requireAccount } from '../usage/policy-target.js';
 import { callerOf } from './api-key-auth.js';
 import { defaultUiDir, registerStaticUi } from './dashboard-static.js';
 import { parseInput } from './parse-input.js';
-import { usageCounts } from './usage-route.js';
+import { usageCounts, usdOf } from './usage-route.js';
 
 export interface DashboardRouteOptions {
   storage: Storage;
@@ -119,14 +119,17 @@ async function limitsFor(storage: Storage, accountId: string, now: Date) {
   const budgetState = await Promise.all(
     budgets.map(async (budget) => {
       const window = periodWindow(budget.period, now);
-      const used = await storage.sumTokens({ accountId, keyId: budget.keyId, since: window.since });
+      const used = await storage.sumUsage({ accountId, keyId: budget.keyId, since: window.since, unit: budget.unit });
+      // A USD budget's amounts are dollars, as everywhere the API shows money.
+      const inUnit = (amount: number) => (budget.unit === 'usd' ? usdOf(amount) : amount);
       return {
         account_id: accountId,
         key_id: budget.keyId,
         period: budget.period,
-        tokens: budget.tokens,
-        used,
-        remaining: Math.max(0, budget.tokens - used),
+        unit: budget.unit,
+        [budget.unit]: inUnit(budget.limit),
+        used: inUnit(used),
+        remaining: inUnit(Math.max(0, budget.limit - used)),
         period_start: window.since ?? null,
         resets_at: window.endsAt === null ? null : new Date(window.endsAt).toISOString(),
       };

@@ -1,6 +1,7 @@
 /** GET /v5/usage: the caller's own account usage, filtered by time and grouped by model, day or key. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { formatUsd } from '../config/prices.js';
 import type { Storage, UsageGroupBy, UsageReport } from '../storage/types.js';
 import { callerOf } from './api-key-auth.js';
 import { parseInput } from './parse-input.js';
@@ -35,12 +36,16 @@ const countColumns = [
   ['cached_tokens', 'cachedTokens'],
   ['reasoning_tokens', 'reasoningTokens'],
   ['estimated_requests', 'estimatedRequests'],
+  ['cost_usd', 'costNanoUsd'],
+  ['unpriced_requests', 'unpricedRequests'],
 ] as const;
 
 type Totals = UsageReport['totals'];
 
 export function usageToCsv(report: UsageReport, groupBy: UsageGroupBy | undefined): string {
-  const row = (name: string, totals: Totals) => [name, ...countColumns.map(([, field]) => totals[field])];
+  // Dollars as exact decimal text: a spreadsheet reads it, and no float rounding creeps in.
+  const cell = (totals: Totals, field: (typeof countColumns)[number][1]) => (field === 'costNanoUsd' ? formatUsd(totals.costNanoUsd) : totals[field]);
+  const row = (name: string, totals: Totals) => [name, ...countColumns.map(([, field]) => cell(totals, field))];
   const rows = [
     [groupBy ?? 'group', ...countColumns.map(([column]) => column)],
     ...(groupBy ? report.groups : []).map((group) => row(group.group ?? '', group)),
@@ -54,9 +59,16 @@ function csvCell(value: string | number): string {
   return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** The counts as JSON fields; `first`: only that many of them (requests, then prompt, completion and total tokens). */
+/** The counts as JSON fields (`cost_usd` in dollars); `first`: only that many of them (requests, then prompt, completion and total tokens). */
 export function usageCounts(totals: Totals, first: number = countColumns.length): Record<string, number> {
-  return Object.fromEntries(countColumns.slice(0, first).map(([column, field]) => [column, totals[field]]));
+  return Object.fromEntries(
+    countColumns.slice(0, first).map(([column, field]) => [column, field === 'costNanoUsd' ? usdOf(totals.costNanoUsd) : totals[field]]),
+  );
+}
+
+/** Nanodollars as a JSON number of dollars (the nearest double to the exact decimal). */
+export function usdOf(nano: number): number {
+  return Number(formatUsd(nano));
 }
 
 /** The report as the query asks for it: CSV, or the JSON usage object. */

@@ -32,6 +32,7 @@ export interface Metrics {
   modelLabel(model: string): string;
   requests: Counter<'vendor' | 'model' | 'status'>;
   tokens: Counter<'account' | 'model' | 'kind'>;
+  cost: Counter<'account' | 'model'>;
   latency: Histogram<'vendor' | 'stream'>;
   timeToFirstByte: Histogram<'vendor'>;
   inFlightStreams: Gauge;
@@ -101,6 +102,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'tollgate_tokens_total',
       help: 'Metered tokens by account, model and kind (prompt|completion).',
       labelNames: ['account', 'model', 'kind'],
+      registers,
+    }),
+    cost: new Counter({
+      name: 'tollgate_cost_usd_total',
+      help: 'What metered requests cost at the configured prices, in US dollars, by account and model.',
+      labelNames: ['account', 'model'],
       registers,
     }),
     latency: new Histogram({

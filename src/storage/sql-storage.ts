@@ -42,7 +42,8 @@ interface KeyRow {
 interface BudgetRow {
   account_id: string;
   key_id: string;
-  tokens: number | string;
+  unit: string;
+  amount: number | string;
   period: string;
 }
 
@@ -146,27 +147,28 @@ export function createSqlStorage(driver: SqlDriver, backend: BackendMethods): St
         : await query<UsageRow>('SELECT * FROM usage_records ORDER BY created_at DESC, request_id DESC LIMIT ?', [limit]);
       return found.map(rowToUsage);
     },
-    async sumTokens({ accountId, keyId, since }) {
+    async sumUsage({ accountId, keyId, since, unit }) {
       const { where, values } = usageFilter(driver, { accountId, keyId: keyId ?? undefined, since });
-      const [row] = await query<{ total: number | string }>(`SELECT COALESCE(SUM(total_tokens), 0) AS total FROM usage_records ${where}`, values);
+      const column = unit === 'usd' ? 'cost_nano_usd' : 'total_tokens';
+      const [row] = await query<{ total: number | string }>(`SELECT COALESCE(SUM(${column}), 0) AS total FROM usage_records ${where}`, values);
       return Number(row.total);
     },
     async setBudget(budget) {
       await run(
-        `INSERT INTO budgets (account_id, key_id, tokens, period) VALUES (?, ?, ?, ?)
-          ON CONFLICT (account_id, key_id) DO UPDATE SET tokens = excluded.tokens, period = excluded.period`,
-        [budget.accountId, budget.keyId ?? '', budget.tokens, budget.period],
+        `INSERT INTO budgets (account_id, key_id, unit, amount, period) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (account_id, key_id, unit) DO UPDATE SET amount = excluded.amount, period = excluded.period`,
+        [budget.accountId, budget.keyId ?? '', budget.unit, budget.limit, budget.period],
       );
     },
     async getBudgets(accountId, keyId) {
-      const found = await query<BudgetRow>("SELECT * FROM budgets WHERE account_id = ? AND (key_id = '' OR key_id = ?) ORDER BY key_id", [
+      const found = await query<BudgetRow>("SELECT * FROM budgets WHERE account_id = ? AND (key_id = '' OR key_id = ?) ORDER BY key_id, unit", [
         accountId,
         keyId ?? '',
       ]);
       return found.map(rowToBudget);
     },
     async listBudgets(accountId) {
-      return (await query<BudgetRow>('SELECT * FROM budgets WHERE account_id = ? ORDER BY key_id', [accountId])).map(rowToBudget);
+      return (await query<BudgetRow>('SELECT * FROM budgets WHERE account_id = ? ORDER BY key_id, unit', [accountId])).map(rowToBudget);
     },
     async setRateLimit(limit) {
       const scope = limit.keyId ? `key:${limit.keyId}` : `account:${limit.accountId}`;
@@ -227,7 +229,13 @@ function rowToKey(row: KeyRow): ApiKey {
 }
 
 function rowToBudget(row: BudgetRow): Budget {
-  return { accountId: row.account_id, keyId: row.key_id === '' ? null : row.key_id, tokens: Number(row.tokens), period: row.period as Budget['period'] };
+  return {
+    accountId: row.account_id,
+    keyId: row.key_id === '' ? null : row.key_id,
+    unit: row.unit as Budget['unit'],
+    limit: Number(row.amount),
+    period: row.period as Budget['period'],
+  };
 }
 
 function rowToRateLimit(row: RateLimitRow): RateLimit {

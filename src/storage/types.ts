@@ -45,6 +45,8 @@ export interface UsageRecord {
   reasoningTokens: number | null;
   /** True when counts come from the gateway's tokenizer, not the vendor. */
   estimated: boolean;
+  /** What the request cost in nanodollars (10⁻⁹ USD) at the configured prices; null when tokens were used on a model without a price. */
+  costNanoUsd: number | null;
   stream: boolean;
   outcome: UsageOutcome;
   /** The HTTP status the client got (200 for a stream that later failed is recorded with its error status). */
@@ -79,6 +81,10 @@ export interface UsageTotals {
   reasoningTokens: number;
   /** Requests whose counts were estimated by the gateway. */
   estimatedRequests: number;
+  /** Nanodollars (10⁻⁹ USD) over the priced requests. */
+  costNanoUsd: number;
+  /** Requests that used tokens on a model without a price: their cost is not in `costNanoUsd`. */
+  unpricedRequests: number;
 }
 
 export interface UsageGroup extends UsageTotals {
@@ -93,11 +99,17 @@ export interface UsageReport {
 
 export type BudgetPeriod = 'day' | 'month' | 'total';
 
+/** What a budget counts: tokens, or US dollars (held as nanodollars). */
+export type BudgetUnit = 'tokens' | 'usd';
+
+/** An account or key has at most one budget per unit: a token budget and a USD budget may both apply. */
 export interface Budget {
   accountId: string;
   /** Null for the account-wide budget. */
   keyId: string | null;
-  tokens: number;
+  unit: BudgetUnit;
+  /** Tokens, or nanodollars (10⁻⁹ USD) for a USD budget. */
+  limit: number;
   period: BudgetPeriod;
 }
 
@@ -142,8 +154,8 @@ export interface Storage {
   queryUsage(query: UsageQuery): Promise<UsageReport>;
   /** Most recent records first, for the dashboard. */
   recentUsage(query: { accountId?: string; limit: number }): Promise<UsageRecord[]>;
-  /** Total tokens recorded for the account (and key, when given) since `since` (ISO; omit for all time). */
-  sumTokens(query: { accountId: string; keyId?: string | null; since?: string }): Promise<number>;
+  /** Total tokens, or nanodollars for `usd`, recorded for the account (and key, when given) since `since` (ISO; omit for all time). */
+  sumUsage(query: { accountId: string; keyId?: string | null; since?: string; unit: BudgetUnit }): Promise<number>;
 
   setBudget(budget: Budget): Promise<void>;
   /** Budgets that apply to a request by this key: the account-wide one and the key's own. */

@@ -13,6 +13,7 @@ export interface UsageRow {
   cached_tokens: number | string | null;
   reasoning_tokens: number | string | null;
   estimated: number | boolean;
+  cost_nano_usd: number | string | null;
   stream: number | boolean;
   outcome: string;
   status: number;
@@ -35,6 +36,7 @@ export const usageFields = [
   'cachedTokens',
   'reasoningTokens',
   'estimated',
+  'costNanoUsd',
   'stream',
   'outcome',
   'status',
@@ -81,6 +83,7 @@ export function rowToUsage(row: UsageRow): UsageRecord {
     cachedTokens: nullableNumber(row.cached_tokens),
     reasoningTokens: nullableNumber(row.reasoning_tokens),
     estimated: Boolean(row.estimated),
+    costNanoUsd: nullableNumber(row.cost_nano_usd),
     stream: Boolean(row.stream),
     outcome: row.outcome as UsageRecord['outcome'],
     status: Number(row.status),
@@ -98,7 +101,9 @@ export const usageAggregateSelect = `COUNT(*) AS requests,
   COALESCE(SUM(total_tokens), 0) AS total_tokens,
   COALESCE(SUM(cached_tokens), 0) AS cached_tokens,
   COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-  COALESCE(SUM(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_requests`;
+  COALESCE(SUM(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_requests,
+  COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd,
+  COALESCE(SUM(CASE WHEN cost_nano_usd IS NULL THEN 1 ELSE 0 END), 0) AS unpriced_requests`;
 
 export interface AggregateRow {
   group_value?: string | null;
@@ -109,6 +114,8 @@ export interface AggregateRow {
   cached_tokens: number | string;
   reasoning_tokens: number | string;
   estimated_requests: number | string;
+  cost_nano_usd: number | string;
+  unpriced_requests: number | string;
 }
 
 export function rowToTotals(row: AggregateRow): UsageTotals {
@@ -120,6 +127,8 @@ export function rowToTotals(row: AggregateRow): UsageTotals {
     cachedTokens: Number(row.cached_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
     estimatedRequests: Number(row.estimated_requests),
+    costNanoUsd: Number(row.cost_nano_usd),
+    unpricedRequests: Number(row.unpriced_requests),
   };
 }
 

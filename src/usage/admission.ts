@@ -13,13 +13,24 @@ export interface AdmissionRequest extends RequestLogIds {
   maxTokens: number;
   /** Prompt tokens (for tokens-per-minute accounting). */
   promptTokens: number;
+  /** The most the request can cost, in nanodollars (10⁻⁹ USD), at the dearest model it may be routed to. */
+  maxCostNanoUsd: number;
+  /** A model the request may be routed to that has no price (`vendor/model`), or null: a USD budget refuses it. */
+  unpricedModel: string | null;
+}
+
+/** What a request used, to settle its reservation with. */
+export interface ActualUse {
+  tokens: number;
+  /** Null when tokens were used on a model without a price. */
+  costNanoUsd: number | null;
 }
 
 export interface AdmissionTicket {
   /** Rate-limit headers for the response (`x-ratelimit-*`). */
   headers: Record<string, string>;
   /** Replace the reservation with the actual usage. Idempotent; never throws. */
-  settle(actualTokens: number): Promise<void>;
+  settle(actual: ActualUse): Promise<void>;
 }
 
 export interface Admission {

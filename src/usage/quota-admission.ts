@@ -7,8 +7,9 @@ import cluster from 'node:cluster';
 import type { Config } from '../config/config.js';
 import { GatewayError, serviceUnavailable } from '../errors/gateway-error.js';
 import type { Logger } from '../observability/logger.js';
-import type { Storage } from '../storage/types.js';
-import type { Admission, AdmissionRequest, AdmissionTicket } from './admission.js';
+import { formatUsd } from '../config/prices.js';
+import type { BudgetUnit, Storage } from '../storage/types.js';
+import type { ActualUse, Admission, AdmissionRequest, AdmissionTicket } from './admission.js';
 import { periodWindow } from './budget-periods.js';
 import { MemoryCounterStore, type CounterReservation, type CounterStore } from './counter-store.js';
 import { PrimaryCounterStore } from './primary-counter-store.js';
@@ -32,8 +33,10 @@ interface RateReservation extends CounterReservation {
   drainPerMs: number;
 }
 
-/** `tokens`: tokens reserved (to settle); 0 for request counters. */
-type Reserved = { kind: 'requests' | 'tokens'; item: RateReservation; tokens: number } | { kind: 'budget'; item: CounterReservation; tokens: number };
+/** `settles`: what the reservation is settled with (a request counter keeps its 1). */
+type Reserved =
+  | { kind: 'requests' | 'tokens'; item: RateReservation; settles: 'tokens' | null }
+  | { kind: 'budget'; unit: BudgetUnit; item: CounterReservation; settles: BudgetUnit };
 
 const MINUTE = 60_000;
 
@@ -72,38 +75,50 @@ export class QuotaAdmission implements Admission {
     const reserved: Reserved[] = [];
     for (const limit of policies.limits) {
       const scope = limit.keyId ? `key:${limit.keyId}` : `account:${limit.accountId}`;
-      if (limit.rpm != null) reserved.push({ kind: 'requests', tokens: 0, item: rate(`rpm:${scope}`, 1, limit.rpm) });
-      if (limit.tpm != null) reserved.push({ kind: 'tokens', tokens: request.maxTokens, item: rate(`tpm:${scope}`, request.maxTokens, limit.tpm) });
+      if (limit.rpm != null) reserved.push({ kind: 'requests', settles: null, item: rate(`rpm:${scope}`, 1, limit.rpm) });
+      if (limit.tpm != null) reserved.push({ kind: 'tokens', settles: 'tokens', item: rate(`tpm:${scope}`, request.maxTokens, limit.tpm) });
     }
     // More than a whole limit (max_tokens over the tpm, or a limit of 0) can never pass: say so
     // before touching the ledger or the counters.
     const impossible = reserved.find((entry) => entry.item.amount > entry.item.limit || entry.item.limit <= 0);
     if (impossible) throw neverPasses(impossible);
     for (const budget of policies.budgets) {
+      if (budget.unit === 'usd' && request.unpricedModel !== null) throw unpriced(request.unpricedModel);
       const window = periodWindow(budget.period, new Date(now));
       const scope = budget.keyId ? `key:${budget.keyId}` : `account:${budget.accountId}`;
-      const key = `budget:${scope}:${window.key}`;
+      const key = `${budget.unit === 'usd' ? 'budget-usd' : 'budget'}:${scope}:${window.key}`;
       if (!(await this.counters.has(key))) {
-        const used = await this.storage.sumTokens({ accountId: budget.accountId, keyId: budget.keyId, since: window.since });
+        const used = await this.storage.sumUsage({ accountId: budget.accountId, keyId: budget.keyId, since: window.since, unit: budget.unit });
         await this.counters.seed(key, used, window.endsAt);
       }
-      reserved.push({ kind: 'budget', tokens: request.maxTokens, item: { key, amount: request.maxTokens, limit: budget.tokens, expiresAt: window.endsAt } });
+      const amount = budget.unit === 'usd' ? request.maxCostNanoUsd : request.maxTokens;
+      reserved.push({ kind: 'budget', unit: budget.unit, settles: budget.unit, item: { key, amount, limit: budget.limit, expiresAt: window.endsAt } });
     }
     const result = await this.counters.tryReserve(
       reserved.map((entry) => entry.item),
       now,
     );
-    if (!result.ok) throw this.refusal(reserved[result.index], result.value, request.maxTokens, now);
+    if (!result.ok) throw this.refusal(reserved[result.index], result.value, now);
     const headers = rateLimitHeaders(reserved, result.values);
     let settled = false;
     return {
       headers,
-      settle: async (actualTokens: number) => {
+      settle: async (actual: ActualUse) => {
         if (settled) return;
         settled = true;
-        const corrections = reserved
-          .filter((entry) => entry.tokens > 0)
-          .map((entry) => ({ key: entry.item.key, amount: actualTokens - entry.tokens, expiresAt: entry.item.expiresAt, drainPerMs: entry.item.drainPerMs }));
+        const used = { tokens: actual.tokens, usd: actual.costNanoUsd };
+        const corrections = [];
+        for (const entry of reserved) {
+          // A cost that is not known keeps its reservation: a budget never counts less than could have been spent.
+          const actualAmount = entry.settles === null ? null : used[entry.settles];
+          if (actualAmount === null || actualAmount === entry.item.amount) continue;
+          corrections.push({
+            key: entry.item.key,
+            amount: actualAmount - entry.item.amount,
+            expiresAt: entry.item.expiresAt,
+            drainPerMs: entry.item.drainPerMs,
+          });
+        }
         if (corrections.length === 0) return;
         try {
           await this.counters.add(corrections, Date.now());
@@ -118,17 +133,20 @@ export class QuotaAdmission implements Admission {
     };
   }
 
-  private refusal(entry: Reserved, value: number, wanted: number, now: number): GatewayError {
+  private refusal(entry: Reserved, value: number, now: number): GatewayError {
     const { limit, amount, expiresAt } = entry.item;
     if (entry.kind === 'budget') {
-      const could = `This request could use up to ${wanted} tokens`;
+      const usd = entry.unit === 'usd';
+      const show = (units: number) => (usd ? `$${formatUsd(units)}` : `${units} tokens`);
+      const could = `This request could ${usd ? 'cost' : 'use'} up to ${show(amount)}`;
       const lower = 'Lower max_tokens, n or best_of, or raise the budget.';
-      const left = `${Math.max(0, limit - value)} of ${limit} left`;
+      const left = `${show(Math.max(0, limit - value))} of ${show(limit)} left`;
+      const budget = usd ? 'USD budget' : 'budget';
       // Waiting helps only when the budget resets and this request fits a whole period of it.
-      if (wanted > limit) return tooMany(`${could}, more than the whole budget of ${limit} tokens, so it can never pass. ${lower}`, 'budget', false);
-      if (expiresAt === null) return tooMany(`${could}, but the total budget, which never resets, has ${left}. ${lower}`, 'budget', false);
+      if (amount > limit) return tooMany(`${could}, more than the whole ${budget} of ${show(limit)}, so it can never pass. ${lower}`, 'budget', false);
+      if (expiresAt === null) return tooMany(`${could}, but the total ${budget}, which never resets, has ${left}. ${lower}`, 'budget', false);
       const retryAfter = String(Math.max(1, Math.ceil((expiresAt - now) / 1000)));
-      return tooMany(`${could}, but the token budget has ${left} for this period. ${lower}`, 'budget', true, { 'retry-after': retryAfter });
+      return tooMany(`${could}, but the ${usd ? 'USD' : 'token'} budget has ${left} for this period. ${lower}`, 'budget', true, { 'retry-after': retryAfter });
     }
     const what = entry.kind;
     // The bucket refills continuously: retry once enough of it has drained for this request.
@@ -158,6 +176,14 @@ function neverPasses(entry: Reserved): GatewayError {
       ? `The rate limit here is ${limit} requests per minute: no request can pass until an administrator raises it.`
       : `This request could use up to ${amount} tokens, more than the limit of ${limit} tokens per minute, so it can never pass. Lower max_tokens, n or best_of, or raise the limit.`;
   return tooMany(message, 'rate', false, { [`x-ratelimit-limit-${entry.kind}`]: String(limit), [`x-ratelimit-remaining-${entry.kind}`]: '0' });
+}
+
+/** A USD budget applies, and the request may be routed to a model whose cost the gateway cannot tell. */
+function unpriced(model: string): GatewayError {
+  return new GatewayError(
+    `A budget in USD applies to this request, but '${model}' has no price, so its cost could not be kept within the budget. Choose a priced model, or ask an administrator to add '${model}' under 'prices' in the config file.`,
+    { status: 403, type: 'permission_error', param: 'model', code: 'model_not_priced' },
+  );
 }
 
 /** A 429: `insufficient_quota` for a budget, `rate_limit_exceeded` for a rate limit. */

@@ -2,6 +2,7 @@
  * The adapter interface every vendor implements. Shared code (the completions pipeline, the
  * ledger, the HTTP edge) only ever sees these types; a vendor's wire format stays in its folder.
  */
+import type { Price } from '../config/prices.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 
 export type FinishReason = 'stop' | 'length' | 'content_filter';
@@ -115,6 +116,8 @@ export interface ModelInfo {
   countTokens(text: string): number;
   /** Whether `countTokens` is the vendor's own tokenizer (false: usage estimates are approximate). */
   exactTokenizer: boolean;
+  /** What the model costs when the gateway knows it without configuration (the built-in model is free); the config file's `prices` win. */
+  price?: Price;
 }
 
 /** What `prepare` decided: which parameters the gateway will emulate for this request. */

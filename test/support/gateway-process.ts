@@ -1,8 +1,15 @@
 /** Runs the real `tollgate` entry point as a child process, as an operator would. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const entry = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+
+/** Gateways still running: a test that failed before stopping its own must not keep the file's process (and CI) waiting. */
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
 
 export interface GatewayProcess {
   child: ChildProcess;
@@ -17,6 +24,8 @@ export async function spawnGateway(env: Record<string, string>, args: string[] =
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk) => {

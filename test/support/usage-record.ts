@@ -12,6 +12,7 @@ export function usageRecord(fields: Pick<UsageRecord, 'requestId' | 'accountId'>
     cachedTokens: null,
     reasoningTokens: null,
     estimated: false,
+    costNanoUsd: 45_000,
     stream: false,
     outcome: 'success',
     status: 200,

@@ -11,6 +11,10 @@ export interface Totals {
   cached_tokens: number;
   reasoning_tokens: number;
   estimated_requests: number;
+  /** US dollars at the configured prices. */
+  cost_usd: number;
+  /** Requests that used a model without a price: not in `cost_usd`. */
+  unpriced_requests: number;
 }
 
 export interface SeriesEntry {
@@ -32,7 +36,11 @@ export interface BudgetState {
   account_id: string;
   key_id: string | null;
   period: 'day' | 'month' | 'total';
-  tokens: number;
+  unit: 'tokens' | 'usd';
+  /** The limit, for a token budget. */
+  tokens?: number;
+  /** The limit in US dollars, for a USD budget; `used` and `remaining` are dollars too. */
+  usd?: number;
   used: number;
   remaining: number;
   resets_at: string | null;
@@ -70,6 +78,8 @@ export interface RecentRecord {
   total_tokens: number;
   cached_tokens: number | null;
   estimated: boolean;
+  /** Nanodollars (10⁻⁹ USD); null when the model has no price. */
+  cost_nano_usd: number | null;
   stream: boolean;
   outcome: string;
   status: number;

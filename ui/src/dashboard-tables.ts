@@ -1,7 +1,7 @@
 /** The budget, rate-limit and recent-request tables. */
 import type { Account, KeyInfo, Limits, RecentRecord } from './dashboard-data.js';
 import { el, type Child } from './dom.js';
-import { formatInt, formatMs, formatTime } from './format.js';
+import { formatInt, formatMs, formatTime, formatUsd } from './format.js';
 
 export interface Names {
   account(id: string | null): string;
@@ -46,15 +46,20 @@ function meter(used: number, limit: number): HTMLElement {
 export function limitsView(limits: Limits, names: Names, showAccount: boolean): HTMLElement {
   const scope = (accountId: string | null, keyId: string | null) =>
     keyId ? `Key ${names.key(keyId)}` : showAccount ? `Account ${names.account(accountId)}` : 'Account';
-  const budgetRows = limits.budgets.map((budget) => [
-    scope(budget.account_id, budget.key_id),
-    budget.period,
-    formatInt(budget.tokens),
-    formatInt(budget.used),
-    formatInt(budget.remaining),
-    meter(budget.used, budget.tokens),
-    budget.resets_at ? formatTime(budget.resets_at) : 'never',
-  ]);
+  const budgetRows = limits.budgets.map((budget) => {
+    const usd = budget.unit === 'usd';
+    const limit = (usd ? budget.usd : budget.tokens) ?? 0;
+    const amount = usd ? formatUsd : formatInt;
+    return [
+      scope(budget.account_id, budget.key_id),
+      budget.period,
+      amount(limit),
+      amount(budget.used),
+      amount(budget.remaining),
+      meter(budget.used, limit),
+      budget.resets_at ? formatTime(budget.resets_at) : 'never',
+    ];
+  });
   const limitRows = limits.rate_limits.map((limit) => [
     scope(limit.account_id, limit.key_id),
     limit.rpm === null ? 'unlimited' : formatInt(limit.rpm),
@@ -65,7 +70,7 @@ export function limitsView(limits: Limits, names: Names, showAccount: boolean): 
   return el(
     'div',
     null,
-    el('h3', { class: 'muted', style: 'font-size:13px;margin-bottom:6px' }, 'Token budgets'),
+    el('h3', { class: 'muted', style: 'font-size:13px;margin-bottom:6px' }, 'Budgets'),
     table(
       'budgets-table',
       ['Scope', 'Period', 'Limit', 'Used this period', 'Remaining', '', 'Resets'],
@@ -102,13 +107,27 @@ export function recentView(records: RecentRecord[], names: Names, showAccount: b
         { title: record.estimated ? 'estimated by the gateway' : 'reported by the vendor' },
         `${formatInt(record.total_tokens)}${record.estimated ? '*' : ''}`,
       ),
+      formatUsd(record.cost_nano_usd === null ? null : record.cost_nano_usd / 1e9),
       formatMs(record.latency_ms),
       formatMs(record.ttft_ms),
     ];
     return cells;
   });
-  const headers = ['Time', ...(showAccount ? ['Account'] : []), 'Key', 'Model', 'Outcome', 'Stream', 'Prompt', 'Completion', 'Total', 'Latency', 'TTFT'];
+  const headers = [
+    'Time',
+    ...(showAccount ? ['Account'] : []),
+    'Key',
+    'Model',
+    'Outcome',
+    'Stream',
+    'Prompt',
+    'Completion',
+    'Total',
+    'Cost',
+    'Latency',
+    'TTFT',
+  ];
   const offset = showAccount ? 1 : 0;
-  const numeric = new Set([5, 6, 7, 8, 9].map((index) => index + offset));
+  const numeric = new Set([5, 6, 7, 8, 9, 10].map((index) => index + offset));
   return table('recent-table', headers, rows, numeric, 'No requests yet.');
 }

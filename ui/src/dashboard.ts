@@ -5,7 +5,7 @@ import { ApiError, clearSession, loadSession, type Session } from './api.js';
 import { listAccounts, loadDashboard, type Account, type Bucket, type DashboardData } from './dashboard-data.js';
 import { limitsView, namesFor, recentView } from './dashboard-tables.js';
 import { byId, el } from './dom.js';
-import { formatInt } from './format.js';
+import { formatInt, formatUsd } from './format.js';
 import { renderSessionBadge, renderSignIn } from './session-header.js';
 import { createUsageChart, datasetsFor, updateUsageChart, type Metric } from './usage-charts.js';
 
@@ -23,6 +23,7 @@ const statFields: [keyof DashboardData['totals'], string][] = [
   ['total_tokens', 'Total tokens'],
   ['cached_tokens', 'Cached tokens'],
   ['estimated_requests', 'Estimated requests'],
+  ['cost_usd', 'Cost (USD)'],
 ];
 
 function select(id: string, label: string, options: [string, string][]): { wrapper: HTMLElement; input: HTMLSelectElement } {
@@ -87,7 +88,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
     for (const [field] of statFields) {
       const value = stats.querySelector(`[data-field="${field}"]`);
       if (!value) throw new Error(`The totals card has no ${field} field.`);
-      value.textContent = formatInt(data.totals[field]);
+      value.textContent = field === 'cost_usd' ? costText(data.totals) : formatInt(data.totals[field]);
     }
     const unit = metric === 'requests' ? 'requests' : 'tokens';
     modelTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by model`;
@@ -141,3 +142,9 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/** The cost, saying how many requests it leaves out for want of a price. */
+function costText(totals: DashboardData['totals']): string {
+  const unpriced = totals.unpriced_requests;
+  return unpriced > 0 ? `${formatUsd(totals.cost_usd)} + ${formatInt(unpriced)} unpriced` : formatUsd(totals.cost_usd);
+}

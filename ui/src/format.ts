@@ -5,6 +5,15 @@ export function formatInt(value: number | null | undefined): string {
   return value === null || value === undefined ? '—' : integer.format(value);
 }
 
+/** US dollars: cents for sums of a dollar or more, up to six decimals below that. */
+export function formatUsd(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  if (value === 0) return '$0';
+  return Math.abs(value) >= 1
+    ? `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`
+    : `$${Number(value.toPrecision(4))}`;
+}
+
 export function formatMs(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   return value < 1000 ? `${value.toFixed(value < 10 ? 1 : 0)} ms` : `${(value / 1000).toFixed(2)} s`;

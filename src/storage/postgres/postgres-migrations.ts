@@ -67,4 +67,17 @@ export const postgresMigrations: ReadonlyArray<{ version: number; sql: string }>
       );
     `,
   },
+  {
+    // As SQLite's version 2: cost in the ledger, budgets per unit.
+    version: 2,
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cost_nano_usd BIGINT;
+      UPDATE usage_records SET cost_nano_usd = 0 WHERE total_tokens = 0;
+      ALTER TABLE budgets RENAME COLUMN tokens TO amount;
+      ALTER TABLE budgets ADD COLUMN unit TEXT COLLATE "C" NOT NULL DEFAULT 'tokens';
+      ALTER TABLE budgets ALTER COLUMN unit DROP DEFAULT;
+      ALTER TABLE budgets DROP CONSTRAINT budgets_pkey;
+      ALTER TABLE budgets ADD PRIMARY KEY (account_id, key_id, unit);
+    `,
+  },
 ];

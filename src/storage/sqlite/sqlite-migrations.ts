@@ -55,4 +55,25 @@ export const sqliteMigrations: ReadonlyArray<{ version: number; sql: string }> =
       );
     `,
   },
+  {
+    // Cost in the ledger (nanodollars; NULL where tokens were used on a model without a price,
+    // which is every earlier record that used any), and budgets per unit: an account or key may
+    // have a token budget and a USD budget at once.
+    version: 2,
+    sql: `
+      ALTER TABLE usage_records ADD COLUMN cost_nano_usd INTEGER;
+      UPDATE usage_records SET cost_nano_usd = 0 WHERE total_tokens = 0;
+      CREATE TABLE budgets_by_unit (
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL DEFAULT '',
+        unit TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        period TEXT NOT NULL,
+        PRIMARY KEY (account_id, key_id, unit)
+      );
+      INSERT INTO budgets_by_unit (account_id, key_id, unit, amount, period) SELECT account_id, key_id, 'tokens', tokens, period FROM budgets;
+      DROP TABLE budgets;
+      ALTER TABLE budgets_by_unit RENAME TO budgets;
+    `,
+  },
 ];

@@ -3,6 +3,7 @@
  * cl100k_base trained on the State of the Union addresses since 1900: no network, no key, and token
  * counts that are exact because its vocabulary is the tokenizer's.
  */
+import { FREE } from '../../config/prices.js';
 import { encodePromptText } from '../../tokenizer/tokenizer.js';
 import type { ModelInfo } from '../types.js';
 
@@ -32,6 +33,8 @@ export function localModels(): ModelInfo[] {
       capabilities: { logprobs: true, nativeCompletions: true },
       countTokens: (text) => (text.length === 0 ? 0 : encodePrompt(text).length),
       exactTokenizer: true,
+      // It runs in the gateway's own process: nothing to pay a vendor for.
+      price: FREE,
     },
   ];
 }
