@@ -317,8 +317,27 @@ describe('expiry, bad keys, storage', () => {
   });
 });
 
-describe('the purge', () => {
-  test('expired entries go in bounded batches, at once again while a batch came back full', async () => {
+describe('the rules on a real SQLite', () => {
+  test('a running claim renews its lease, so a long request keeps its key', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'tollgate-idempotency-lease-'));
+    const storage = createSqliteStorage(join(directory, 'tollgate.db'), { checkpoints: false });
+    try {
+      await storage.migrate();
+      const keys = new IdempotencyKeys(storage, createLogger('silent'), { claimLeaseMs: 80 });
+      const scope = { accountId: 'acct_a', route: ROUTE, key: 'long' };
+      const running = await keys.claim(scope, { prompt: 'Hi' });
+      assert.equal(running.kind, 'claimed');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await assert.rejects(keys.claim(scope, { prompt: 'Hi' }), { status: 409, code: 'idempotency_key_in_use' });
+      if (running.kind === 'claimed') await running.release();
+      assert.equal((await keys.claim(scope, { prompt: 'Hi' })).kind, 'claimed');
+    } finally {
+      await storage.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  test('the purge: expired entries go in bounded batches, at once again while a batch came back full', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'tollgate-idempotency-purge-'));
     const storage = createSqliteStorage(join(directory, 'tollgate.db'), { checkpoints: false });
     try {
