@@ -11,6 +11,7 @@ import { CompletionPipeline } from './completions/completion-pipeline.js';
 import { malformedUrl, serviceUnavailable } from './errors/gateway-error.js';
 import { requireApiKey } from './http/api-key-auth.js';
 import { registerCompletionsRoute } from './http/completions-route.js';
+import { IdempotentReplies } from './http/idempotent-replies.js';
 import { InFlightCompletions } from './http/in-flight-completions.js';
 import { decodeContentEncoding } from './http/content-encoding.js';
 import { cors } from './http/cors.js';
@@ -26,6 +27,7 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { RunRecorder } from './completions/run-recorder.js';
 import type { Storage } from './storage/types.js';
 import type { Admission } from './usage/admission.js';
+import { IdempotencyKeys } from './usage/idempotency-keys.js';
 import { Ledger } from './usage/ledger.js';
 import type { VendorRegistry } from './vendors/registry.js';
 import './http/fastify-types.js';
@@ -57,6 +59,7 @@ export function buildApp(dependencies: AppDependencies): App {
   const authenticator = new Authenticator(storage, config.keyCacheMs);
   const unknown = new UnknownRoutes();
   const inFlight = new InFlightCompletions();
+  const idempotency = new IdempotentReplies(new IdempotencyKeys(storage, logger), logger);
 
   const server: FastifyInstance = Fastify({
     loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
@@ -142,7 +145,7 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.register(async (v5) => {
     v5.addHook('onRequest', requireApiKey(authenticator));
-    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger, inFlight });
+    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger, inFlight, idempotency });
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
     registerDashboardApi(v5, storage);

@@ -275,6 +275,7 @@ describe('CORS for the SDKs in a browser', () => {
       'x-ratelimit-limit-tokens',
       'x-ratelimit-remaining-tokens',
       'x-ratelimit-reset-tokens',
+      'idempotent-replayed',
     ];
     const success = await send('POST', '/v5/completions', authed({ origin: ORIGIN, 'content-type': 'application/json' }), completionJson('Hi'));
     const refused = await send('POST', '/v5/completions', { origin: ORIGIN, 'content-type': 'application/json' }, completionJson('Hi'));

@@ -16,7 +16,7 @@ import { postgresMigrations } from '../src/storage/postgres/postgres-migrations.
 import { createPostgresStorage } from '../src/storage/postgres/postgres-storage.js';
 import { sqliteMigrations } from '../src/storage/sqlite/sqlite-migrations.js';
 import { createSqliteStorage } from '../src/storage/sqlite/sqlite-storage.js';
-import type { Storage, UsageRecord, UsageTotals } from '../src/storage/types.js';
+import type { IdempotencyScope, Storage, StoredResponse, UsageRecord, UsageTotals } from '../src/storage/types.js';
 import { createPostgresTestDatabase, postgresUnavailableReason } from './support/postgres-test-database.js';
 import { usageRecord } from './support/usage-record.js';
 
@@ -177,6 +177,7 @@ for (const backend of backends) {
         () => closed.getKeyWithHash('key_missing'),
         () => closed.queryUsage({}),
         () => closed.setBudget({ accountId: 'acct_missing', keyId: null, unit: 'tokens', limit: 1, period: 'day' }),
+        () => closed.claimIdempotencyKey({ ...idempotencyScope('acct_missing'), token: 't', fingerprint: 'f', now: hour(0), expiresAt: hour(1) }),
       ];
       for (const call of calls) await assert.rejects(call(), { status: 503, code: 'storage_unavailable' });
     });
@@ -539,6 +540,108 @@ for (const backend of backends) {
       const record = usage(accountId, { model: 'openai/a\u0000b\u0000' });
       assert.equal(await storage.recordUsage(record), true);
       assert.deepEqual(await storage.getUsageRecord(record.requestId), { ...record, model: 'openai/a\uFFFDb\uFFFD' });
+    });
+
+    const hour = (hours: number) => new Date(Date.UTC(2031, 0, 1) + hours * 3_600_000).toISOString();
+    const idempotencyScope = (accountId: string, route = '/v5/completions'): IdempotencyScope => ({ accountId, route, key: unique('key') });
+    /** Every byte value, so a text round trip would show. */
+    const storedResponse: StoredResponse = {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'x-tollgate-emulated': 'n' },
+      body: Buffer.from(Array.from({ length: 256 }, (_, index) => index)),
+    };
+
+    test('idempotency: a claim holds the key; its response is stored byte for byte and found by the next claim', async () => {
+      const scope = idempotencyScope(await account());
+      const first = { ...scope, token: 'first', fingerprint: 'f1', now: hour(0), expiresAt: hour(1) };
+      assert.equal(await storage.claimIdempotencyKey(first), null);
+      const running = await storage.claimIdempotencyKey({ ...first, token: 'second', fingerprint: 'f2', now: hour(0.5) });
+      assert.deepEqual(running, { ...scope, fingerprint: 'f1', completionId: null, response: null, createdAt: hour(0), expiresAt: hour(1) });
+      assert.equal(
+        await storage.completeIdempotencyKey({ ...scope, token: 'second', completionId: 'cmpl-x', response: storedResponse, expiresAt: hour(24) }),
+        false,
+      );
+      assert.equal(await storage.renewIdempotencyKey({ ...scope, token: 'first', expiresAt: hour(2) }), true);
+      assert.equal(
+        await storage.completeIdempotencyKey({ ...scope, token: 'first', completionId: 'cmpl-1', response: storedResponse, expiresAt: hour(24) }),
+        true,
+      );
+      const done = await storage.claimIdempotencyKey({ ...first, token: 'third', now: hour(23) });
+      assert.deepEqual(done, { ...scope, fingerprint: 'f1', completionId: 'cmpl-1', response: storedResponse, createdAt: hour(0), expiresAt: hour(24) });
+      assert.ok(Buffer.isBuffer(done?.response?.body));
+      // A completed entry is not a claim any more: neither completed again nor released.
+      assert.equal(
+        await storage.completeIdempotencyKey({ ...scope, token: 'first', completionId: 'cmpl-2', response: storedResponse, expiresAt: hour(48) }),
+        false,
+      );
+      assert.equal(await storage.releaseIdempotencyKey({ ...scope, token: 'first' }), false);
+      assert.equal(await storage.renewIdempotencyKey({ ...scope, token: 'first', expiresAt: hour(48) }), false);
+    });
+
+    test('idempotency: a released claim frees the key; only its holder releases it', async () => {
+      const scope = idempotencyScope(await account());
+      const claim = { ...scope, token: 'a', fingerprint: 'f', now: hour(0), expiresAt: hour(1) };
+      assert.equal(await storage.claimIdempotencyKey(claim), null);
+      assert.equal(await storage.releaseIdempotencyKey({ ...scope, token: 'b' }), false);
+      assert.equal(await storage.releaseIdempotencyKey({ ...scope, token: 'a' }), true);
+      assert.equal(await storage.claimIdempotencyKey({ ...claim, token: 'b', fingerprint: 'other' }), null);
+    });
+
+    test('idempotency: an expired claim or response is taken over, and its old holder can no longer complete it', async () => {
+      const scope = idempotencyScope(await account());
+      assert.equal(await storage.claimIdempotencyKey({ ...scope, token: 'crashed', fingerprint: 'f', now: hour(0), expiresAt: hour(1) }), null);
+      assert.equal(await storage.claimIdempotencyKey({ ...scope, token: 'next', fingerprint: 'g', now: hour(1), expiresAt: hour(2) }), null);
+      assert.equal(
+        await storage.completeIdempotencyKey({ ...scope, token: 'crashed', completionId: 'c', response: storedResponse, expiresAt: hour(24) }),
+        false,
+      );
+      assert.equal(await storage.completeIdempotencyKey({ ...scope, token: 'next', completionId: 'c2', response: storedResponse, expiresAt: hour(25) }), true);
+      assert.notEqual(await storage.claimIdempotencyKey({ ...scope, token: 'early', fingerprint: 'h', now: hour(24.9), expiresAt: hour(26) }), null);
+      assert.equal(await storage.claimIdempotencyKey({ ...scope, token: 'late', fingerprint: 'h', now: hour(25), expiresAt: hour(26) }), null);
+      const entry = await storage.claimIdempotencyKey({ ...scope, token: 'probe', fingerprint: 'h', now: hour(25.5), expiresAt: hour(26) });
+      assert.deepEqual(entry, { ...scope, fingerprint: 'h', completionId: null, response: null, createdAt: hour(25), expiresAt: hour(26) });
+    });
+
+    test('idempotency: the same key under another account or route is another entry', async () => {
+      const scope = idempotencyScope(await account());
+      const claim = { ...scope, token: 't', fingerprint: 'f', now: hour(0), expiresAt: hour(1) };
+      assert.equal(await storage.claimIdempotencyKey(claim), null);
+      assert.equal(await storage.claimIdempotencyKey({ ...claim, accountId: await account() }), null);
+      assert.equal(await storage.claimIdempotencyKey({ ...claim, route: '/v5/chat/completions' }), null);
+      assert.notEqual(await storage.claimIdempotencyKey(claim), null);
+    });
+
+    test('idempotency: of concurrent claims from two instances exactly one wins', async () => {
+      const scope = idempotencyScope(await account());
+      const other = database.open();
+      try {
+        const claims = Array.from({ length: 20 }, (_, index) =>
+          (index % 2 ? other : storage).claimIdempotencyKey({ ...scope, token: `t${index}`, fingerprint: 'f', now: hour(0), expiresAt: hour(1) }),
+        );
+        const results = await Promise.all(claims);
+        assert.equal(results.filter((result) => result === null).length, 1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('idempotency: a purge deletes only expired entries, at most `limit` of them', async () => {
+      const accountId = await account();
+      // Far in the future, so entries other tests left behind are expired too and the counts stay exact.
+      const base = Date.UTC(2090, 0, 1);
+      const at = (minutes: number) => new Date(base + minutes * 60_000).toISOString();
+      const scopes = Array.from({ length: 5 }, () => idempotencyScope(accountId));
+      for (const [index, scope] of scopes.entries()) {
+        await storage.claimIdempotencyKey({ ...scope, token: 't', fingerprint: 'f', now: at(index - 10), expiresAt: at(index) });
+      }
+      await storage.purgeIdempotencyKeys({ now: at(-1), limit: 1_000 });
+      assert.equal(await storage.purgeIdempotencyKeys({ now: at(2), limit: 2 }), 2);
+      assert.equal(await storage.purgeIdempotencyKeys({ now: at(2), limit: 2 }), 1);
+      assert.equal(await storage.purgeIdempotencyKeys({ now: at(2), limit: 2 }), 0);
+      for (const [index, scope] of scopes.entries()) {
+        const entry = await storage.claimIdempotencyKey({ ...scope, token: 'probe', fingerprint: 'f', now: at(2), expiresAt: at(9) });
+        assert.equal(entry === null, index <= 2, `entry ${index}`);
+      }
     });
 
     test('survives the server dropping every connection', async (context) => {

@@ -81,6 +81,32 @@ export function accountExists(name: string): GatewayError {
   return new GatewayError(`an account named '${name}' already exists`, { status: 409, type: 'invalid_request_error', code: 'account_exists', param: 'name' });
 }
 
+/** Errors of the `Idempotency-Key` request header. */
+export const idempotencyErrors = {
+  invalidKey: () =>
+    new GatewayError('The Idempotency-Key header must be 1 to 255 printable ASCII characters.', {
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_idempotency_key',
+    }),
+  /** 422, as the IETF idempotency-key draft asks: the request is well formed but contradicts the key's first use; retrying it cannot help. */
+  reused: () =>
+    new GatewayError('This Idempotency-Key was already used with a different request body; use a new key for a new request.', {
+      status: 422,
+      type: 'invalid_request_error',
+      code: 'idempotency_key_reused',
+      retryable: false,
+    }),
+  inUse: () =>
+    new GatewayError('A request with this Idempotency-Key is still running; retry once it has finished.', {
+      status: 409,
+      type: 'invalid_request_error',
+      code: 'idempotency_key_in_use',
+      headers: { 'retry-after': '1' },
+    }),
+  tooDeep: () => badBody('The request body is nested too deeply to be compared for its Idempotency-Key.', 'invalid_request'),
+};
+
 /** A path or query with a `%` that does not start a valid percent-escape. */
 export function malformedUrl(): GatewayError {
   return new GatewayError("The request URL is malformed: every '%' must start a percent-escape such as '%20'.", {

@@ -10,10 +10,12 @@ import type { CompletionPipeline } from '../completions/completion-pipeline.js';
 import type { CompletionRun } from '../completions/completion-run.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
 import type { Logger } from '../observability/logger.js';
+import type { IdempotencyClaim, Replay } from '../usage/idempotency-keys.js';
 import { callerOf } from './api-key-auth.js';
 import { sendError } from './error-reply.js';
 import type { InFlightCompletions } from './in-flight-completions.js';
-import { SseWriter } from './sse-writer.js';
+import { replayedHeaders, type IdempotentReplies } from './idempotent-replies.js';
+import { SSE_DONE, SseWriter } from './sse-writer.js';
 import './fastify-types.js';
 
 export interface CompletionsRouteOptions {
@@ -23,12 +25,16 @@ export interface CompletionsRouteOptions {
   logger: Logger;
   /** The requests in flight, which shutdown ends with an answer once its grace period passes. */
   inFlight: InFlightCompletions;
+  /** `Idempotency-Key`: claims, replays and stored answers. */
+  idempotency: IdempotentReplies;
 }
+
+const route = '/v5/completions';
 
 export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): void {
   const { pipeline } = options;
   app.post(
-    '/v5/completions',
+    route,
     {
       // An authenticated request refused before the handler (a body that cannot be read) still gets its one ledger record.
       errorHandler: async (error, request, reply) => {
@@ -37,12 +43,21 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       },
     },
     async (request, reply) => {
+      const ids = { completionId: completionId(), requestId: request.id };
+      let begun: IdempotencyClaim | Replay | null;
+      try {
+        begun = await options.idempotency.begin(request, route);
+      } catch (error) {
+        await pipeline.refuse(ids, callerOf(request), error);
+        return sendError(error, request, reply);
+      }
+      if (begun?.kind === 'replay') return options.idempotency.replay(request, reply, begun);
+      const claim = begun;
       // Followed from the start: a client that leaves while admission runs must not leave a run behind it.
       const cancel = new AbortController();
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) cancel.abort();
       });
-      const ids = { completionId: completionId(), requestId: request.id };
       options.inFlight.add(ids.completionId, cancel);
       try {
         let run: CompletionRun;
@@ -52,28 +67,49 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
           return sendError(error, request, reply);
         }
         reply.headers(run.headers);
-        if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, options);
+        if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, claim, options);
         try {
-          return reply.send(await run.complete(cancel.signal));
+          const completion = await run.complete(cancel.signal);
+          if (claim === null) return reply.send(completion);
+          // Serialised here, so the replay is these very bytes.
+          const text = JSON.stringify(completion);
+          reply.type('application/json; charset=utf-8');
+          await claim.complete(run.ids.completionId, { status: 200, headers: replayedHeaders(reply.getHeaders()), body: Buffer.from(text) });
+          return reply.send(text);
         } catch (error) {
           if (reply.raw.destroyed) return reply;
           // Aborted with the client still there: the gateway gave up (shutdown), and says why.
           return sendError(cancel.signal.aborted ? cancel.signal.reason : error, request, reply);
         }
       } finally {
+        // A no-op once the answer is stored: any other ending frees the key for a retry.
+        await claim?.release();
         options.inFlight.delete(ids.completionId);
       }
     },
   );
 }
 
-async function streamRun(run: CompletionRun, reply: FastifyReply, signal: AbortSignal, options: CompletionsRouteOptions): Promise<FastifyReply> {
+async function streamRun(
+  run: CompletionRun,
+  reply: FastifyReply,
+  signal: AbortSignal,
+  claim: IdempotencyClaim | null,
+  options: CompletionsRouteOptions,
+): Promise<FastifyReply> {
   reply.hijack();
   const headers = headersOf(reply);
-  const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs);
+  const transcript: string[] | null = claim ? [] : null;
+  const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs, transcript);
   try {
     for await (const chunks of run.chunks(signal)) {
       await sse.send(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(''));
+    }
+    if (!signal.aborted && claim && transcript) {
+      // Stored before the last byte, so a retry that follows the answer finds it.
+      sse.start();
+      const body = Buffer.from(transcript.join('') + SSE_DONE);
+      await claim.complete(run.ids.completionId, { status: 200, headers: replayedHeaders(headers), body });
     }
     if (!signal.aborted) sse.done();
     else if (reply.raw.destroyed) sse.end();

@@ -20,6 +20,7 @@ const allowedHeaders = [
 const exposedHeaders = [
   'x-request-id',
   'x-tollgate-emulated',
+  'idempotent-replayed',
   'retry-after',
   'x-should-retry',
   'x-ratelimit-limit-requests',

@@ -31,7 +31,17 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       '/v5/completions': {
         post: {
           summary: 'Generate a legacy text completion from a prompt',
-          parameters: [{ name: 'x-selected-account-id', in: 'header', required: false, schema: { type: 'string' } }],
+          parameters: [
+            { name: 'x-selected-account-id', in: 'header', required: false, schema: { type: 'string' } },
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description:
+                'A repeat with the same body within 24 h, for the same account, gets the first answer back byte for byte with `idempotent-replayed: true`, and is not billed again.',
+              schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+            },
+          ],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CompletionRequest' } } } },
           responses: {
             200: {
@@ -42,12 +52,14 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
                 'text/event-stream': { schema: { $ref: '#/components/schemas/CompletionChunk' } },
               },
             },
-            400: errorResponse('Invalid request; `param` names the field.'),
+            400: errorResponse('Invalid request; `param` names the field (invalid_idempotency_key: a bad Idempotency-Key).'),
             401: errorResponse('Missing or invalid API key.'),
             403: errorResponse('x-selected-account-id does not match the key.'),
+            409: errorResponse('A request with the same Idempotency-Key is still running (idempotency_key_in_use).'),
             404: errorResponse('Unknown vendor or model (model_not_found).'),
             413: errorResponse('Body too large.'),
             415: errorResponse('Not application/json.'),
+            422: errorResponse('The Idempotency-Key was used with another body (idempotency_key_reused).'),
             429: errorResponse('Rate limit (rate_limit_exceeded) or budget (insufficient_quota).'),
             502: errorResponse('The vendor failed.'),
             503: errorResponse('Storage or rate-limit state unavailable.'),

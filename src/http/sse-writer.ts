@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { toErrorResponse } from '../errors/error-mapper.js';
 
 /** `event: done` first for the SGP SDK (which ignores named events), then `[DONE]` for the OpenAI SDKs. */
-const DONE = 'event: done\ndata: [DONE]\n\n';
+export const SSE_DONE = 'event: done\ndata: [DONE]\n\n';
 
 export class SseWriter {
   /** The raw response the events are written to. */
@@ -18,11 +18,14 @@ export class SseWriter {
   private readonly keepAliveIntervalMs: number;
   /** Writes are corked until the event loop's check phase (see `write`). */
   private corked = false;
+  /** Every piece of text written, in order, when the constructor was given a list to keep it in. */
+  private readonly transcript: string[] | null;
 
   // The keep-alive timer and the uncork run shared functions with the writer as their argument:
   // no closure per stream where the timer list reaches it (docs/performance.md, "Objects that outlive their request").
-  constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number) {
+  constructor(response: ServerResponse, headers: Record<string, string>, keepAliveIntervalMs: number, transcript: string[] | null = null) {
     this.response = response;
+    this.transcript = transcript;
     this.headers = headers;
     this.keepAliveIntervalMs = keepAliveIntervalMs;
     this.keepAlive = setInterval(keepAliveTick, Math.max(50, Math.floor(keepAliveIntervalMs / 3)), this);
@@ -55,7 +58,7 @@ export class SseWriter {
 
   /** Ends the stream with `[DONE]`. */
   done(): void {
-    this.end(DONE);
+    this.end(SSE_DONE);
   }
 
   /** Ends the response, with a last piece of text. */
@@ -63,6 +66,7 @@ export class SseWriter {
     this.stop();
     if (this.response.writableEnded || this.response.destroyed) return;
     this.start();
+    this.transcript?.push(text);
     this.response.end(text);
   }
 
@@ -91,6 +95,7 @@ export class SseWriter {
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.start();
+    this.transcript?.push(text);
     this.lastWriteAt = performance.now();
     if (!this.corked) {
       this.corked = true;
@@ -100,7 +105,8 @@ export class SseWriter {
     return this.response.write(text);
   }
 
-  private start(): void {
+  /** Writes the status and the stream's headers (once; any first write does it too). */
+  start(): void {
     if (this.response.headersSent) return;
     this.headers['content-type'] = 'text/event-stream; charset=utf-8';
     this.headers['cache-control'] = 'no-cache';

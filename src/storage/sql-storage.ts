@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { accountExists, storageUnavailable } from '../errors/gateway-error.js';
+import { idempotencyScopeClause as scopeClause, idempotencyScopeValues as scopeOf, rowToIdempotencyEntry, type IdempotencyRow } from './idempotency-row.js';
 import type { Account, ApiKey, Budget, RateLimit, Storage, UsageQuery } from './types.js';
 import { isoTime, rowToGroup, rowToTotals, rowToUsage, usageAggregateSelect, type AggregateRow, type UsageRow } from './usage-row.js';
 
@@ -184,6 +185,51 @@ export function createSqlStorage(driver: SqlDriver, backend: BackendMethods): St
         `key:${keyId ?? ''}`,
       ]);
       return found.map(rowToRateLimit);
+    },
+    async claimIdempotencyKey(claim) {
+      const now = driver.instant(claim.now);
+      // Inserted, or taken over once expired; else the live holder. A holder gone between the
+      // statements (released, purged) leaves the key free for the next round.
+      for (let round = 0; round < 3; round++) {
+        const inserted = await run(
+          `INSERT INTO idempotency_keys (account_id, route, idempotency_key, fingerprint, claim_token, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (account_id, route, idempotency_key) DO NOTHING`,
+          [...scopeOf(claim), claim.fingerprint, claim.token, claim.now, claim.expiresAt],
+        );
+        if (inserted === 1) return null;
+        const takenOver = await run(
+          `UPDATE idempotency_keys SET fingerprint = ?, claim_token = ?, completion_id = NULL, status = NULL, headers = NULL, body = NULL,
+            created_at = ?, expires_at = ? WHERE ${scopeClause} AND expires_at <= ?`,
+          [claim.fingerprint, claim.token, claim.now, claim.expiresAt, ...scopeOf(claim), now],
+        );
+        if (takenOver === 1) return null;
+        const [row] = await query<IdempotencyRow>(`SELECT * FROM idempotency_keys WHERE ${scopeClause} AND expires_at > ?`, [...scopeOf(claim), now]);
+        if (row) return rowToIdempotencyEntry(row);
+      }
+      throw storageUnavailable(new Error('the idempotency key changed hands three times during one claim'));
+    },
+    async renewIdempotencyKey(holder) {
+      const sql = `UPDATE idempotency_keys SET expires_at = ? WHERE ${scopeClause} AND claim_token = ? AND status IS NULL`;
+      return (await run(sql, [holder.expiresAt, ...scopeOf(holder), holder.token])) === 1;
+    },
+    async completeIdempotencyKey(holder) {
+      const { completionId, response, expiresAt } = holder;
+      const sql = `UPDATE idempotency_keys SET completion_id = ?, status = ?, headers = ?, body = ?, expires_at = ?
+        WHERE ${scopeClause} AND claim_token = ? AND status IS NULL`;
+      const values = [completionId, response.status, JSON.stringify(response.headers), response.body, expiresAt, ...scopeOf(holder), holder.token];
+      return (await run(sql, values)) === 1;
+    },
+    async releaseIdempotencyKey(holder) {
+      return (await run(`DELETE FROM idempotency_keys WHERE ${scopeClause} AND claim_token = ? AND status IS NULL`, [...scopeOf(holder), holder.token])) === 1;
+    },
+    async purgeIdempotencyKeys({ now, limit }) {
+      const before = driver.instant(now);
+      // The outer test again: an entry taken over while the delete ran is live, and stays.
+      return run(
+        `DELETE FROM idempotency_keys WHERE expires_at <= ? AND (account_id, route, idempotency_key) IN
+          (SELECT account_id, route, idempotency_key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+        [before, before, limit],
+      );
     },
   };
 }

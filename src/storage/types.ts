@@ -123,6 +123,43 @@ export interface RateLimit {
   tpm: number | null;
 }
 
+/** Where an `Idempotency-Key` applies: one account, one route, one key. */
+export interface IdempotencyScope {
+  accountId: string;
+  /** The route's path (`/v5/completions`); the same key on another route is another entry. */
+  route: string;
+  /** The client's key, 1–255 printable ASCII characters. */
+  key: string;
+}
+
+/** A response as it was sent, to be replayed byte for byte. */
+export interface StoredResponse {
+  status: number;
+  /** The headers a replay repeats (content type and the like), lower-case names. */
+  headers: Record<string, string>;
+  /** The exact bytes of the body (for a stream, the whole event text). */
+  body: Buffer;
+}
+
+/** One key's entry: claimed while its first request runs, then holding that request's response. */
+export interface IdempotencyEntry extends IdempotencyScope {
+  /** SHA-256 (hex) of the request the key was first used with. */
+  fingerprint: string;
+  /** The id of the completion that produced the response; null while the first request runs. */
+  completionId: string | null;
+  /** Null while the first request runs. */
+  response: StoredResponse | null;
+  /** ISO 8601, when the entry was claimed. */
+  createdAt: string;
+  /** ISO 8601: from then on the entry counts as absent (a claim's lease, or a response's 24 h). */
+  expiresAt: string;
+}
+
+/** Whose claim an update is: only the request holding `token` may renew, complete or release it. */
+export interface IdempotencyHolder extends IdempotencyScope {
+  token: string;
+}
+
 export interface Storage {
   /** `sqlite` or `postgres`. */
   readonly kind: string;
@@ -165,6 +202,21 @@ export interface Storage {
   setRateLimit(limit: RateLimit): Promise<void>;
   /** The account's limit and the key's limit, those that exist. */
   getRateLimits(accountId: string, keyId: string | null): Promise<RateLimit[]>;
+
+  /**
+   * Claims the key for a new request: inserts the entry, or takes over one expired at `now`. Null
+   * when claimed; otherwise the live entry that holds the key (running, or with its response). The
+   * unique key (account, route, key) makes one claimant win across processes and instances.
+   */
+  claimIdempotencyKey(claim: IdempotencyHolder & { fingerprint: string; now: string; expiresAt: string }): Promise<IdempotencyEntry | null>;
+  /** Moves a running claim's expiry; false when `token` no longer holds it. */
+  renewIdempotencyKey(holder: IdempotencyHolder & { expiresAt: string }): Promise<boolean>;
+  /** Stores the response on a running claim, kept until `expiresAt`; false when `token` no longer holds it. */
+  completeIdempotencyKey(holder: IdempotencyHolder & { completionId: string; response: StoredResponse; expiresAt: string }): Promise<boolean>;
+  /** Deletes a running claim so the key can be used again; false when `token` no longer holds it. */
+  releaseIdempotencyKey(holder: IdempotencyHolder): Promise<boolean>;
+  /** Deletes at most `limit` entries expired at `now`; returns how many. */
+  purgeIdempotencyKeys(query: { now: string; limit: number }): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -80,4 +80,24 @@ export const postgresMigrations: ReadonlyArray<{ version: number; sql: string }>
       ALTER TABLE budgets ADD PRIMARY KEY (account_id, key_id, unit);
     `,
   },
+  {
+    version: 3,
+    sql: `
+      CREATE TABLE idempotency_keys (
+        account_id TEXT COLLATE "C" NOT NULL,
+        route TEXT COLLATE "C" NOT NULL,
+        idempotency_key TEXT COLLATE "C" NOT NULL,
+        fingerprint TEXT NOT NULL,
+        claim_token TEXT NOT NULL,
+        completion_id TEXT,
+        status INTEGER,
+        headers TEXT,
+        body BYTEA,
+        created_at TIMESTAMPTZ NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (account_id, route, idempotency_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys(expires_at);
+    `,
+  },
 ];

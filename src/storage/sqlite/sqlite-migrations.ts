@@ -76,4 +76,24 @@ export const sqliteMigrations: ReadonlyArray<{ version: number; sql: string }> =
       ALTER TABLE budgets_by_unit RENAME TO budgets;
     `,
   },
+  {
+    version: 3,
+    sql: `
+      CREATE TABLE idempotency_keys (
+        account_id TEXT NOT NULL,
+        route TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        claim_token TEXT NOT NULL,
+        completion_id TEXT,
+        status INTEGER,
+        headers TEXT,
+        body BLOB,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, route, idempotency_key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys(expires_at);
+    `,
+  },
 ];
