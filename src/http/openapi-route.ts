@@ -54,7 +54,7 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
             },
             400: errorResponse('Invalid request; `param` names the field (invalid_idempotency_key: a bad Idempotency-Key).'),
             401: errorResponse('Missing or invalid API key.'),
-            403: errorResponse('x-selected-account-id does not match the key.'),
+            403: errorResponse('x-selected-account-id does not match the key, or a USD budget applies and the model has no price (model_not_priced).'),
             409: errorResponse('A request with the same Idempotency-Key is still running (idempotency_key_in_use).'),
             404: errorResponse('Unknown vendor or model (model_not_found).'),
             413: errorResponse('Body too large.'),
@@ -74,7 +74,10 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         get: {
           summary: "The caller's account usage",
           parameters: Object.entries(query.properties).map(([name, property]) => ({ name, in: 'query', required: false, schema: property })),
-          responses: { 200: { description: 'Totals and groups (JSON) or CSV.' }, 400: errorResponse('Invalid query.') },
+          responses: {
+            200: { description: 'Requests, tokens, cost_usd and unpriced_requests: totals and groups (JSON) or CSV.' },
+            400: errorResponse('Invalid query.'),
+          },
         },
       },
       '/health': { get: { summary: 'Liveness', security: [], responses: { 200: { description: 'ok' } } } },
