@@ -111,6 +111,9 @@ describe('tollgate CLI', () => {
     assert.equal(usd.status, 0, usd.stderr);
     assert.match(usd.stdout, /budget set: \$12\.5 per month/);
     assert.equal(runCli(['limits', 'set', '--account', accountId, '--rpm', '60', '--tpm', '1000'], env).status, 0);
+    // A limit not given keeps its value; 'unlimited' removes one.
+    assert.match(runCli(['limits', 'set', '--account', accountId, '--tpm', '2000'], env).stdout, /rpm=60 tpm=2000$/m);
+    assert.match(runCli(['limits', 'set', '--account', accountId, '--rpm', 'unlimited'], env).stdout, /rpm=unlimited tpm=2000$/m);
     assert.match(runCli(['migrate'], env).stdout, /up to date/);
     gateway.child.kill('SIGTERM');
     assert.equal(await gateway.exited, 0);

@@ -7,7 +7,7 @@ import { createStorage } from '../storage/create-storage.js';
 import { formatUsd } from '../config/prices.js';
 import type { Budget, BudgetPeriod, Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
 import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
-import { accountName, keyLabel, positiveInteger, usdAmount } from './cli-arguments.js';
+import { accountName, keyLabel, limitValue, positiveInteger, usdAmount } from './cli-arguments.js';
 
 type LoadConfig = () => Config;
 
@@ -145,17 +145,26 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
     .command('limits')
     .description('rate limits')
     .command('set')
+    .description('set requests and/or tokens per minute; a limit not given keeps its current value')
     .option('--account <id>', 'account id')
     .option('--key <keyId>', 'key id')
-    .option('--rpm <n>', 'requests per minute', positiveInteger)
-    .option('--tpm <n>', 'tokens per minute', positiveInteger)
-    .action(async (options: { account?: string; key?: string; rpm?: number; tpm?: number }) => {
+    .option('--rpm <n>', "requests per minute, or 'unlimited'", limitValue)
+    .option('--tpm <n>', "tokens per minute, or 'unlimited'", limitValue)
+    .action(async (options: { account?: string; key?: string; rpm?: number | 'unlimited'; tpm?: number | 'unlimited' }) => {
       if (Boolean(options.account) === Boolean(options.key)) throw new Error('give exactly one of --account or --key');
       if (options.rpm === undefined && options.tpm === undefined) throw new Error('give --rpm and/or --tpm');
       await withStorage(loadConfig, async (storage) => {
-        await requirePolicyTarget(storage, { accountId: options.account ?? null, keyId: options.key ?? null });
-        await storage.setRateLimit({ accountId: options.account ?? null, keyId: options.key ?? null, rpm: options.rpm ?? null, tpm: options.tpm ?? null });
-        print(`limits set for ${options.account ?? options.key}: rpm=${options.rpm ?? 'unlimited'} tpm=${options.tpm ?? 'unlimited'}`);
+        const accountId = options.account ?? null;
+        const keyId = options.key ?? null;
+        await requirePolicyTarget(storage, { accountId, keyId });
+        // The scope's own limit (an account's when setting an account, a key's when setting a key).
+        const current = (await storage.getRateLimits(accountId ?? '', keyId)).find((limit) => limit.keyId === keyId);
+        const given = (value: number | 'unlimited' | undefined, kept: number | null | undefined) =>
+          value === undefined ? (kept ?? null) : value === 'unlimited' ? null : value;
+        const rpm = given(options.rpm, current?.rpm);
+        const tpm = given(options.tpm, current?.tpm);
+        await storage.setRateLimit({ accountId, keyId, rpm, tpm });
+        print(`limits set for ${accountId ?? keyId}: rpm=${rpm ?? 'unlimited'} tpm=${tpm ?? 'unlimited'}`);
       });
     });
 

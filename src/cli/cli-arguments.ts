@@ -8,6 +8,11 @@ export function positiveInteger(value: string): number {
   return number;
 }
 
+/** A per-minute limit: a non-negative integer, or `unlimited` to remove it. */
+export function limitValue(value: string): number | 'unlimited' {
+  return value === 'unlimited' ? value : positiveInteger(value);
+}
+
 /** An account name, held to what `POST /admin/accounts` accepts: 1 to 200 characters. */
 export function accountName(value: string): string {
   if (value.length < 1 || value.length > 200) throw new InvalidArgumentError('must be 1 to 200 characters');
