@@ -1,6 +1,9 @@
 /** The completions contract end to end over raw HTTP: auth, response shape, streaming bytes, ledger. */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
 import { createStorage } from '../src/storage/create-storage.js';
@@ -343,6 +346,49 @@ describe('ledger, usage and models', () => {
     assert.equal(typeof local.context_window, 'number');
     assert.equal(local.owned_by, 'local');
     assert.equal(local.capabilities.logprobs, true);
+  });
+
+  test("GET /v5/models answers SGP's SDK too: items of model_name, model_vendor and model_type, paged by cursor", async (t) => {
+    // Two aliases beside the built-in model: a list long enough to page through.
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-models-'));
+    writeFileSync(join(dir, 'tollgate.json'), JSON.stringify({ aliases: { small: model, tiny: [model] } }));
+    const gateway = await startTestGateway({ TOLLGATE_CONFIG: join(dir, 'tollgate.json') });
+    t.after(async () => {
+      await gateway.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const whole = await get(gateway, '/v5/models');
+    const ids = whole.body.data.map((entry: { id: string }) => entry.id);
+    assert.ok(ids.length >= 3, `enough models to page through: ${ids}`);
+    assert.deepEqual(
+      whole.body.items.map((item: { id: string }) => item.id),
+      ids,
+    );
+    const item = whole.body.items.find((entry: { id: string }) => entry.id === model);
+    assert.deepEqual([item.model_name, item.model_vendor, item.model_type], [model.split('/')[1], 'local', 'completion']);
+    assert.equal(whole.body.has_more, false);
+
+    const first = await get(gateway, '/v5/models?limit=1');
+    assert.deepEqual([first.body.data.length, first.body.items.length, first.body.has_more], [1, 1, ids.length > 1]);
+    const rest = await get(gateway, `/v5/models?starting_after=${encodeURIComponent(ids[0])}`);
+    assert.deepEqual(
+      rest.body.items.map((entry: { id: string }) => entry.id),
+      ids.slice(1),
+    );
+    const before = await get(gateway, `/v5/models?ending_before=${encodeURIComponent(ids.at(-1))}&limit=1`);
+    assert.deepEqual(
+      before.body.data.map((entry: { id: string }) => entry.id),
+      ids.slice(-2, -1),
+    );
+    for (const [query, param] of [
+      ['limit=0', 'limit'],
+      ['starting_after=nobody/nothing', 'starting_after'],
+      [`starting_after=${encodeURIComponent(ids[0])}&ending_before=${encodeURIComponent(ids[0])}`, 'ending_before'],
+    ]) {
+      const refused = await get(gateway, `/v5/models?${query}`);
+      assert.equal(refused.status, 400, query);
+      assert.equal(refused.body.error.param, param, query);
+    }
   });
 
   test('health and ready', async () => {

@@ -1,25 +1,81 @@
-/** GET /v5/models: the models the caller can use, OpenAI list shape plus context window and capabilities. */
+/**
+ * GET /v5/models: the models the caller can use, for both SDK families in one answer: OpenAI's list
+ * (`data` of `id`, `object`, `created`, `owned_by`, with context window and capabilities) and SGP's
+ * (`items` of `model_name`, `model_vendor`, `model_type`). `limit`, `starting_after` and
+ * `ending_before` page through both the same way, in catalogue order; without them the whole list.
+ */
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { invalidRequest } from '../errors/gateway-error.js';
 import type { VendorRegistry } from '../vendors/registry.js';
+import { parseInput } from './parse-input.js';
+
+/** Other query parameters are ignored, as OpenAI's list endpoints ignore them. */
+const pageSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  starting_after: z.string().min(1).optional(),
+  ending_before: z.string().min(1).optional(),
+});
+
+interface ListedModel {
+  id: string;
+  /** OpenAI's entry. */
+  openai: Record<string, unknown>;
+  /** SGP's entry. */
+  sgp: Record<string, unknown>;
+}
 
 export function registerModelsRoute(app: FastifyInstance, registry: VendorRegistry, aliases: Readonly<Record<string, readonly string[]>>): void {
   const created = Math.floor(Date.now() / 1000);
-  app.get('/v5/models', async () => {
-    const models = registry.listModels().map((model) => ({
+  app.get('/v5/models', async (request) => {
+    const page = parseInput(pageSchema, request.query ?? {}, 'query');
+    const models: ListedModel[] = registry.listModels().map((model) => ({
       id: model.id,
-      object: 'model' as const,
-      created,
-      owned_by: model.vendor,
-      context_window: model.contextWindow,
-      capabilities: { completions: true, streaming: true, logprobs: model.capabilities.logprobs, native_completions: model.capabilities.nativeCompletions },
+      openai: {
+        id: model.id,
+        object: 'model',
+        created,
+        owned_by: model.vendor,
+        context_window: model.contextWindow,
+        capabilities: { completions: true, streaming: true, logprobs: model.capabilities.logprobs, native_completions: model.capabilities.nativeCompletions },
+      },
+      sgp: { id: model.id, model_name: model.name, model_vendor: model.vendor, model_type: 'completion', context_window: model.contextWindow },
     }));
-    const aliasEntries = Object.entries(aliases).map(([id, targets]) => ({
-      id,
-      object: 'model' as const,
-      created,
-      owned_by: 'alias',
-      targets: [...targets],
-    }));
-    return { object: 'list', data: [...models, ...aliasEntries] };
+    for (const [id, targets] of Object.entries(aliases)) {
+      models.push({
+        id,
+        openai: { id, object: 'model', created, owned_by: 'alias', targets: [...targets] },
+        sgp: { id, model_name: id, model_vendor: 'alias', model_type: 'completion', targets: [...targets] },
+      });
+    }
+    const { listed, hasMore } = pageOf(models, page);
+    return {
+      object: 'list',
+      data: listed.map((model) => model.openai),
+      items: listed.map((model) => model.sgp),
+      has_more: hasMore,
+      first_id: listed[0]?.id ?? null,
+      last_id: listed.at(-1)?.id ?? null,
+    };
   });
+}
+
+/** The page the cursor asks for: after `starting_after`, or the last ones before `ending_before`; at most `limit`. */
+function pageOf(models: ListedModel[], page: z.infer<typeof pageSchema>): { listed: ListedModel[]; hasMore: boolean } {
+  if (page.starting_after !== undefined && page.ending_before !== undefined) {
+    throw invalidRequest("Give 'starting_after' or 'ending_before', not both.", 'ending_before');
+  }
+  const indexOf = (id: string, param: string) => {
+    const index = models.findIndex((model) => model.id === id);
+    if (index < 0) throw invalidRequest(`'${param}' names no model of this list: '${id}'.`, param);
+    return index;
+  };
+  const limit = page.limit ?? models.length;
+  if (page.ending_before !== undefined) {
+    const end = indexOf(page.ending_before, 'ending_before');
+    const start = Math.max(0, end - limit);
+    return { listed: models.slice(start, end), hasMore: start > 0 };
+  }
+  const start = page.starting_after === undefined ? 0 : indexOf(page.starting_after, 'starting_after') + 1;
+  return { listed: models.slice(start, start + limit), hasMore: start + limit < models.length };
 }

@@ -68,7 +68,13 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         },
       },
       '/v5/models': {
-        get: { summary: 'Models the caller can use', responses: { 200: { description: 'OpenAI list of models with context_window and capabilities.' } } },
+        get: {
+          summary: 'Models the caller can use',
+          responses: {
+            200: { description: 'OpenAI list (data) and SGP list (items) of the same models, paged by limit, starting_after and ending_before.' },
+            400: errorResponse('A cursor that names no model of the list, or a bad limit.'),
+          },
+        },
       },
       '/v5/usage': {
         get: {
