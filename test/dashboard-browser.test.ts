@@ -76,6 +76,7 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'x', temperature: 5 })).status, 400);
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Peace', max_tokens: 7 }, { 'x-api-key': otherKey.key })).status, 200);
     assert.equal((await put('/admin/budgets', { account_id: gateway.accountId, tokens: 100_000, period: 'month' })).status, 200);
+    assert.equal((await put('/admin/budgets', { account_id: gateway.accountId, usd: 25, period: 'month' })).status, 200);
     assert.equal((await put('/admin/limits', { account_id: gateway.accountId, rpm: 600, tpm: 50_000 })).status, 200);
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
   });
@@ -204,8 +205,12 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     });
     const limits = await get(gateway, '/v5/dashboard/limits');
     assert.deepEqual(
-      limits.body.budgets.map((budget: Record<string, unknown>) => [budget.tokens, budget.used, budget.remaining]),
-      [[100_000, used, 100_000 - used]],
+      limits.body.budgets.map((budget: Record<string, unknown>) => [budget.unit, budget.tokens ?? budget.usd, budget.used, budget.remaining]),
+      [
+        ['tokens', 100_000, used, 100_000 - used],
+        // The built-in model is free: the USD budget is untouched.
+        ['usd', 25, 0, 25],
+      ],
     );
     assert.equal(limits.body.rate_limits[0].rpm, 600);
     assert.ok(limits.body.rate_limits[0].requests_last_minute >= 6);
@@ -246,6 +251,7 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal(await page.locator('#recent-table tbody tr').count(), records.length);
     assert.match((await page.textContent('#recent-table tbody tr:has-text("400")'))!, /invalid_request/);
     assert.match((await page.textContent('#budgets-table'))!, /100,000/);
+    assert.match((await page.textContent('#budgets-table'))!, /\$25\.00.*\$0.*\$25\.00/s);
     assert.match((await page.textContent('#rate-limits-table'))!, /600/);
     await page.selectOption('#metric-picker', 'requests');
     assert.deepEqual(await chartSums(page, 'model'), Object.fromEntries(ledger.groups.map((group) => [group.group || '(no model)', group.requests])));
