@@ -186,6 +186,19 @@ describe('USD budgets', () => {
     assert.equal(local.status, 200, local.text);
   });
 
+  test('emulated n bills the prompt once per call, and the reservation counts it so: the budget is not overshot', async () => {
+    const { accountId, headers } = await freshAccount();
+    await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'usd', limit: 5_000_000, period: 'day' });
+    // About 1,000 prompt tokens, n = 4 on a chat-only vendor: 4 calls, each billing the prompt at $3/M,
+    // so up to 4 × ($0.003 + 1 × $15/M) = about $0.012, more than the whole $0.005 budget.
+    anthropic.always(anthropicMessages.json({ texts: ['Hi'], usage: { prompt: 1001, completion: 1 } }));
+    const body = { model: 'anthropic/claude-sonnet-4-5', prompt: 'hello '.repeat(1000), max_tokens: 1, n: 4 };
+    const response = await post(gateway, '/v5/completions', body, headers);
+    assert.equal(response.status, 429, response.text);
+    assert.match(response.body.error.message, /more than the whole USD budget of \$0\.005\b/);
+    assert.equal(anthropic.requests.length, 0, 'a refused request never reaches the vendor');
+  });
+
   test('a token budget and a USD budget both hold: the tighter one refuses', async () => {
     const { accountId, headers } = await freshAccount();
     await gateway.server.storage.setBudget({ accountId, keyId: null, unit: 'usd', limit: 1_000_000_000, period: 'month' });

@@ -107,6 +107,17 @@ for (const [name, make, skip] of stores) {
       assert.ok(Math.abs(result.values[0] - (7 - 7 / 60)) < 1e-9, `level ${result.values[0]}`);
     });
 
+    test('a USD budget in nanodollars stays exact past 10^14 (a $100,000 budget), to 2^53', async () => {
+      const store = await open();
+      const now = Date.now();
+      const limit = 2 ** 53 - 1;
+      await store.seed('budget-usd', 123_456_789_012_345, null);
+      const item = { key: 'budget-usd', amount: 1, limit, expiresAt: null };
+      assert.deepEqual(await store.tryReserve([item], now), { ok: true, values: [123_456_789_012_346] });
+      await store.add([{ key: 'budget-usd', amount: 8_765_432_098_765_432, expiresAt: null }], now);
+      assert.deepEqual(await store.tryReserve([{ ...item, amount: 3 }], now), { ok: true, values: [8_888_888_887_777_781] });
+    });
+
     test('period counters: seeded once, limited, settled, and dropped when their period ends', async () => {
       const store = await open();
       const now = Date.now();

@@ -212,6 +212,53 @@ describe('a key in use, failed or abandoned', () => {
     assert.equal((await send(caller, body, key)).headers.get('idempotent-replayed'), 'true');
   });
 
+  test('a client that leaves while its key is being claimed cancels the run: nothing billed in full, no empty stream stored', async (context) => {
+    const caller = await freshCaller();
+    const key = uniqueKey();
+    const body = { model: MODEL, prompt: 'Hi', max_tokens: 5, stream: true };
+    const storage = gateway.server.storage;
+    const claimKey = storage.claimIdempotencyKey.bind(storage);
+    let claimed!: () => void;
+    const claimDone = new Promise<void>((resolve) => {
+      claimed = resolve;
+    });
+    // A slow database: the claim returns only after the client has gone.
+    context.mock.method(storage, 'claimIdempotencyKey', async (claim: Parameters<typeof storage.claimIdempotencyKey>[0]) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      try {
+        return await claimKey(claim);
+      } finally {
+        claimed();
+      }
+    });
+    upstream.always(openaiCompletions.stream({ texts: [['a', 'b', 'c', 'd', 'e']], usage: billed }, { delayMs: 100 }));
+    const leaving = new AbortController();
+    const sent = fetch(`${gateway.url}${ROUTE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': caller.key, 'idempotency-key': key },
+      body: JSON.stringify(body),
+      signal: leaving.signal,
+    }).catch(() => null);
+    setTimeout(() => leaving.abort(), 150);
+    await sent;
+    await claimDone;
+    context.mock.restoreAll();
+    let records = await ledger(caller.accountId);
+    for (let attempt = 0; records.length === 0 && attempt < 60; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      records = await ledger(caller.accountId);
+    }
+    assert.equal(records.length, 1);
+    assert.equal(records[0].outcome, 'cancelled');
+    let retried = await send(caller, body, key);
+    for (let attempt = 0; retried.status === 409 && attempt < 40; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      retried = await send(caller, body, key);
+    }
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.headers.get('idempotent-replayed'), null, `an abandoned run was stored for replay: ${JSON.stringify(retried.text)}`);
+  });
+
   test("another process's live claim is a 409; once its lease ended (the process crashed) the key is taken over", async () => {
     const caller = await freshCaller();
     const body = { model: MODEL, prompt: 'Hi', max_tokens: 5 };

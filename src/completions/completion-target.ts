@@ -105,9 +105,18 @@ export class AdmissionAsk implements AdmissionRequest {
     this.fallbacks = fallbacks;
   }
 
-  /** Σ prompt + max_tokens × max(n, best_of) × prompts. */
+  /** Σ prompt × calls per prompt + max_tokens × max(n, best_of) × prompts. */
   get maxTokens(): number {
-    return this.promptTokens + this.maxCompletionTokens;
+    const calls = this.fallbacks.length > 0 ? this.callsPerPrompt(null) : this.callsPerPrompt(this.target.plan);
+    return this.promptTokens * calls + this.maxCompletionTokens;
+  }
+
+  /**
+   * How many times each prompt is billed: once per upstream call, so n times where the gateway
+   * emulates `n` with n calls. A fallback's plan is not made until it is used: count n for it.
+   */
+  private callsPerPrompt(plan: GenerationPlan | null): number {
+    return plan === null || plan.emulated.includes('n') ? this.target.request.n : 1;
   }
 
   private get maxCompletionTokens(): number {
@@ -117,10 +126,11 @@ export class AdmissionAsk implements AdmissionRequest {
 
   /** The most the request can cost, in nanodollars, at the dearest model it may be routed to (rounded up). */
   get maxCostNanoUsd(): number {
-    const tokens = { promptTokens: this.promptTokens, completionTokens: this.maxCompletionTokens };
-    let most = 0n;
-    for (const price of [this.target.price, ...this.fallbacks.map((fallback) => fallback.price)]) {
-      const cost = price ? costPico(tokens, price) : 0n;
+    const costAt = (price: Price | null, plan: GenerationPlan | null) =>
+      price ? costPico({ promptTokens: this.promptTokens * this.callsPerPrompt(plan), completionTokens: this.maxCompletionTokens }, price) : 0n;
+    let most = costAt(this.target.price, this.target.plan);
+    for (const fallback of this.fallbacks) {
+      const cost = costAt(fallback.price, null);
       if (cost > most) most = cost;
     }
     return Number((most + 999n) / 1000n);

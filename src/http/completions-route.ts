@@ -44,6 +44,11 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
     },
     async (request, reply) => {
       const ids = { completionId: completionId(), requestId: request.id };
+      // Followed from the start: a client that leaves while its key is claimed or admission runs must not leave a run behind it.
+      const cancel = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) cancel.abort();
+      });
       let begun: IdempotencyClaim | Replay | null;
       try {
         begun = await options.idempotency.begin(request, route);
@@ -53,11 +58,6 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       }
       if (begun?.kind === 'replay') return options.idempotency.replay(request, reply, begun);
       const claim = begun;
-      // Followed from the start: a client that leaves while admission runs must not leave a run behind it.
-      const cancel = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) cancel.abort();
-      });
       options.inFlight.add(ids.completionId, cancel);
       try {
         let run: CompletionRun;

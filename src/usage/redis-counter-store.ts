@@ -9,9 +9,11 @@ import type { CounterChange, CounterReservation, CounterStore, ReserveResult } f
 // Shared by both scripts. ARGV[1] is now (epoch ms); then four per key: amount, limit,
 // expiresAt (0: never) and drain per ms (0: a period counter, a plain integer string; else a
 // rate counter, a hash of level l at time t). Levels go back as strings: Redis would truncate
-// a Lua number to an integer.
+// a Lua number to an integer. Written with 17 digits: Lua's tostring keeps 14, which rounds a
+// count of nanodollars past 10^14 (a $100,000 budget).
 const COMMON = `
 local now = tonumber(ARGV[1])
+local function text(value) return string.format('%.17g', value) end
 local function arg(i, k) return tonumber(ARGV[1 + (i - 1) * 4 + k]) end
 local function level(i)
   local drain = arg(i, 4)
@@ -27,14 +29,14 @@ local function put(i, value)
   local drain = arg(i, 4)
   if value < 0 then value = 0 end
   if drain > 0 then
-    redis.call('HSET', KEYS[i], 'l', tostring(value), 't', tostring(now))
+    redis.call('HSET', KEYS[i], 'l', text(value), 't', text(now))
     redis.call('PEXPIREAT', KEYS[i], now + math.ceil(value / drain) + 1)
   else
-    redis.call('SET', KEYS[i], tostring(value))
+    redis.call('SET', KEYS[i], text(value))
     local expires = arg(i, 3)
     if expires > 0 then redis.call('PEXPIREAT', KEYS[i], expires) end
   end
-  return tostring(value)
+  return text(value)
 end
 `;
 
@@ -42,7 +44,7 @@ const RESERVE = `${COMMON}
 local levels = {}
 for i = 1, #KEYS do
   levels[i] = level(i)
-  if levels[i] + arg(i, 1) > arg(i, 2) then return {0, i - 1, tostring(levels[i])} end
+  if levels[i] + arg(i, 1) > arg(i, 2) then return {0, i - 1, text(levels[i])} end
 end
 local values = {1}
 for i = 1, #KEYS do values[i + 1] = put(i, levels[i] + arg(i, 1)) end
