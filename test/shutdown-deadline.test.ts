@@ -123,3 +123,33 @@ test('requests still running when the grace period ends are answered: an error e
     await upstream.close();
   }
 });
+
+test('at the deadline a request still waiting on its Idempotency-Key claim is answered 503 too', async (context) => {
+  const gateway = await startTestGateway({ TOLLGATE_SHUTDOWN_GRACE_MS: '300' });
+  const storage = gateway.server.storage;
+  const claimKey = storage.claimIdempotencyKey.bind(storage);
+  let claiming!: () => void;
+  const claimStarted = new Promise<void>((resolve) => {
+    claiming = resolve;
+  });
+  // A database slow to answer the claim: it returns after the grace period has passed.
+  context.mock.method(storage, 'claimIdempotencyKey', async (claim: Parameters<typeof storage.claimIdempotencyKey>[0]) => {
+    claiming();
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    return claimKey(claim);
+  });
+  const answer = fetch(`${gateway.url}/v5/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': gateway.key, 'idempotency-key': 'slow-claim' },
+    body: JSON.stringify({ model: 'local/tollgate-small', prompt: 'The nation', max_tokens: 5 }),
+  }).then(
+    async (response) => ({ status: response.status, body: await response.json() }),
+    (error: Error) => ({ status: 0, body: error.message }),
+  );
+  await claimStarted;
+  const stopped = gateway.stop();
+  const { status, body } = await answer;
+  await stopped;
+  assert.equal(status, 503, JSON.stringify(body));
+  assert.equal(body.error.code, 'shutting_down');
+});
