@@ -67,6 +67,7 @@ describe('admin API', () => {
       { account_id: 'acct_x', period: 'day' },
       { account_id: 'acct_x', usd: 0.0000000001, period: 'day' },
       { account_id: 'acct_x', usd: -1, period: 'day' },
+      { account_id: 'acct_x', usd: 10_000_000_000, period: 'day' },
     ]) {
       const refused = await put('/admin/budgets', body);
       assert.equal(refused.status, 400, JSON.stringify(body));

@@ -154,6 +154,7 @@ describe('tollgate CLI', () => {
       ['budgets', 'set', '--account', 'x', '--tokens', '5', '--usd', '1', '--period', 'day'],
       ['budgets', 'set', '--account', 'x', '--usd', '1.0000000001', '--period', 'day'],
       ['budgets', 'set', '--account', 'x', '--usd', '-1', '--period', 'day'],
+      ['budgets', 'set', '--account', 'x', '--usd', '10000000000', '--period', 'day'],
       ['limits', 'set', '--rpm', '5'],
       ['usage', '--account', 'x', '--since', 'not-a-date'],
       ['nonsense-command'],

@@ -11,6 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { generateKey } from '../src/auth/api-keys.js';
 import { MockUpstream } from './support/mock-upstream.js';
 import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { fixture } from './support/vendor-fixtures.js';
 import { anthropicMessages, openaiCompletions } from './support/vendor-wire.js';
 
 const transport = { connectTimeoutMs: 1000, idleTimeoutMs: 1500, responseTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 5, retryMaxDelayMs: 20 };
@@ -19,10 +20,11 @@ let gateway: TestGateway;
 let openai: MockUpstream;
 let anthropic: MockUpstream;
 
-// USD per million tokens. gpt-3.5-turbo-instruct: 1.5 in, 2 out, 0.75 cached in; every anthropic model: 3 in, 15 out.
+// USD per million tokens. gpt-3.5-turbo-instruct: 1.5 in, 2 out, 0.75 cached in; every anthropic model: 3 in, 15 out,
+// 0.3 for a cache read and 3.75 for a cache write.
 const prices = {
   'openai/gpt-3.5-turbo-instruct': { prompt: 1.5, completion: 2, cachedPrompt: 0.75 },
-  'anthropic/*': { prompt: 3, completion: 15 },
+  'anthropic/*': { prompt: 3, completion: 15, cachedPrompt: 0.3, cacheWritePrompt: 3.75 },
 };
 const INSTRUCT = 'openai/gpt-3.5-turbo-instruct';
 
@@ -85,6 +87,17 @@ describe('cost in the ledger', () => {
     assert.equal(streamed.status, 200, streamed.text);
     const id = JSON.parse(parseSse(streamed.text)[0].data).id;
     assert.equal(await costOf(id), 16_500);
+  });
+
+  test("Anthropic's cache reads and writes are each paid at their own price", async () => {
+    const { headers } = await freshAccount();
+    // 12 fresh input tokens, 40 read from the cache, 3 written to it; 9 output tokens.
+    anthropic.reply(fixture('anthropic/stream-cache-usage.sse'));
+    const response = await post(gateway, '/v5/completions', { model: 'anthropic/claude-sonnet-4-5', prompt: 'x', max_tokens: 20, stream: true }, headers);
+    assert.equal(response.status, 200, response.text);
+    const id = JSON.parse(parseSse(response.text)[0].data).id;
+    // 12 × $3/M + 40 × $0.3/M + 3 × $3.75/M + 9 × $15/M = $0.00019425.
+    assert.equal(await costOf(id), 194_250);
   });
 
   test('an alias is paid at the price of the model that answered', async () => {

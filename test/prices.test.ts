@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { costPico, formatUsd, picoToNano, PriceList, usdToNano } from '../src/config/prices.js';
+import { costPico, formatUsd, mostCostPico, picoToNano, PriceList, usdToNano } from '../src/config/prices.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-prices-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,8 +19,8 @@ function configWith(prices: unknown) {
 describe('prices', () => {
   test('a model finds its own price, else its vendor’s `vendor/*`, else none', () => {
     const list = new PriceList({ 'openai/gpt-4o': { prompt: 2.5, completion: 10 }, 'openai/*': { prompt: 1, completion: 1 } });
-    assert.deepEqual(list.lookup('openai', 'gpt-4o'), { prompt: 2_500_000, completion: 10_000_000, cachedPrompt: 2_500_000 });
-    assert.deepEqual(list.lookup('openai', 'gpt-4o-mini'), { prompt: 1_000_000, completion: 1_000_000, cachedPrompt: 1_000_000 });
+    assert.deepEqual(list.lookup('openai', 'gpt-4o'), { prompt: 2_500_000, completion: 10_000_000, cachedPrompt: 2_500_000, cacheWritePrompt: 2_500_000 });
+    assert.deepEqual(list.lookup('openai', 'gpt-4o-mini'), { prompt: 1_000_000, completion: 1_000_000, cachedPrompt: 1_000_000, cacheWritePrompt: 1_000_000 });
     assert.equal(list.lookup('anthropic', 'gpt-4o'), null);
   });
 
@@ -39,6 +39,16 @@ describe('prices', () => {
     assert.equal(picoToNano(1_499n), 1);
   });
 
+  test('cache writes are priced apart; a reservation prices every prompt token at the dearest prompt rate', () => {
+    // Anthropic's way: a cache write at 1.25× the prompt price, a cache read at 0.1×.
+    const price = new PriceList({ 'v/m': { prompt: 3, completion: 15, cachedPrompt: 0.3, cacheWritePrompt: 3.75 } }).lookup('v', 'm')!;
+    // 100 fresh + 200 read + 300 written prompt tokens, 10 completion tokens.
+    const used = { promptTokens: 600, completionTokens: 10, cachedTokens: 200, cacheWriteTokens: 300 };
+    assert.equal(costPico(used, price), 100n * 3_000_000n + 200n * 300_000n + 300n * 3_750_000n + 10n * 15_000_000n);
+    assert.equal(mostCostPico({ promptTokens: 600, completionTokens: 10 }, price), 600n * 3_750_000n + 10n * 15_000_000n);
+    assert.ok(mostCostPico({ promptTokens: 600, completionTokens: 10 }, price) >= costPico(used, price));
+  });
+
   test('dollars as text and back', () => {
     assert.equal(formatUsd(0), '0');
     assert.equal(formatUsd(1_234_567), '0.001234567');
@@ -52,7 +62,12 @@ describe('prices', () => {
 
   test('the config file: `prices` by vendor/model in USD per million tokens; a mistake names where it is', () => {
     const config = configWith({ 'openai/gpt-4o': { prompt: 2.5, completion: 10, cachedPrompt: 1.25 } });
-    assert.deepEqual(config.prices.lookup('openai', 'gpt-4o'), { prompt: 2_500_000, completion: 10_000_000, cachedPrompt: 1_250_000 });
+    assert.deepEqual(config.prices.lookup('openai', 'gpt-4o'), {
+      prompt: 2_500_000,
+      completion: 10_000_000,
+      cachedPrompt: 1_250_000,
+      cacheWritePrompt: 2_500_000,
+    });
     assert.equal(loadConfig({}).prices.lookup('openai', 'gpt-4o'), null);
     const refusals: [unknown, RegExp][] = [
       [{ 'gpt-4o': { prompt: 1, completion: 1 } }, /prices\.gpt-4o: .*vendor\/model/],

@@ -61,7 +61,7 @@ test('stream: exact outbound request and normalised usage with cache reads and w
   });
   assert.equal(textOf(parts), 'Hello');
   assert.deepEqual(finishes(parts), { 0: 'stop' });
-  assert.deepEqual(usages(parts), [{ promptTokens: 55, completionTokens: 9, cachedTokens: 40, reasoningTokens: null }]);
+  assert.deepEqual(usages(parts), [{ promptTokens: 55, completionTokens: 9, cachedTokens: 40, cacheWriteTokens: 3, reasoningTokens: null }]);
 });
 
 test('finish reasons: max_tokens → length, refusal → content_filter, stop_sequence → stop', async () => {

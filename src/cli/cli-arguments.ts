@@ -1,6 +1,6 @@
 /** Parsers of command-line argument values shared by the commands. */
 import { InvalidArgumentError } from 'commander';
-import { usdToNano } from '../config/prices.js';
+import { MAX_EXACT_USD, usdToNano } from '../config/prices.js';
 
 export function positiveInteger(value: string): number {
   const number = Number(value);
@@ -29,6 +29,7 @@ export function keyLabel(value: string): string {
 export function usdAmount(value: string): number {
   const usd = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(usd)) throw new InvalidArgumentError('must be an amount in US dollars, such as 12.50');
+  if (usd > MAX_EXACT_USD) throw new InvalidArgumentError(`must be at most ${MAX_EXACT_USD}: larger sums are not exact`);
   try {
     return usdToNano(usd);
   } catch {

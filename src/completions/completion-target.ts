@@ -4,7 +4,7 @@
  * has several targets, tried in order until one answers.
  */
 import type { Caller } from '../auth/authenticate.js';
-import { costPico, type Price, type PriceList } from '../config/prices.js';
+import { mostCostPico, type Price, type PriceList } from '../config/prices.js';
 import { invalidRequest } from '../errors/gateway-error.js';
 import type { RequestLogIds } from '../observability/logger.js';
 import type { AdmissionRequest } from '../usage/admission.js';
@@ -127,7 +127,7 @@ export class AdmissionAsk implements AdmissionRequest {
   /** The most the request can cost, in nanodollars, at the dearest model it may be routed to (rounded up). */
   get maxCostNanoUsd(): number {
     const costAt = (price: Price | null, plan: GenerationPlan | null) =>
-      price ? costPico({ promptTokens: this.promptTokens * this.callsPerPrompt(plan), completionTokens: this.maxCompletionTokens }, price) : 0n;
+      price ? mostCostPico({ promptTokens: this.promptTokens * this.callsPerPrompt(plan), completionTokens: this.maxCompletionTokens }, price) : 0n;
     let most = costAt(this.target.price, this.target.plan);
     for (const fallback of this.fallbacks) {
       const cost = costAt(fallback.price, null);

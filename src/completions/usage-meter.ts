@@ -51,6 +51,7 @@ export class UsageMeter {
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       cachedTokens: usage.cachedTokens ?? null,
+      cacheWriteTokens: usage.cacheWriteTokens ?? null,
       reasoningTokens: usage.reasoningTokens ?? null,
       audioPromptTokens: usage.audioPromptTokens ?? null,
       audioCompletionTokens: usage.audioCompletionTokens ?? null,

@@ -11,10 +11,12 @@ export interface Price {
   completion: number;
   /** Prompt tokens served from the vendor's prompt cache (part of the prompt tokens). */
   cachedPrompt: number;
+  /** Prompt tokens written to the vendor's prompt cache (part of the prompt tokens). */
+  cacheWritePrompt: number;
 }
 
 /** The built-in model's price. */
-export const FREE: Price = Object.freeze({ prompt: 0, completion: 0, cachedPrompt: 0 });
+export const FREE: Price = Object.freeze({ prompt: 0, completion: 0, cachedPrompt: 0, cacheWritePrompt: 0 });
 
 /** A price as the config file writes it: USD per million tokens, at most six decimals. */
 const perMillion = z
@@ -23,7 +25,12 @@ const perMillion = z
   .max(1_000_000)
   .refine((usd) => Math.abs(usd * 1e6 - Math.round(usd * 1e6)) < 1e-6, { error: 'at most six decimals (USD per million tokens)' });
 
-export const priceFileSchema = z.strictObject({ prompt: perMillion, completion: perMillion, cachedPrompt: perMillion.optional() });
+export const priceFileSchema = z.strictObject({
+  prompt: perMillion,
+  completion: perMillion,
+  cachedPrompt: perMillion.optional(),
+  cacheWritePrompt: perMillion.optional(),
+});
 
 /** `vendor/model`, or `vendor/*` for every model of the vendor without its own entry. */
 export const priceKeySchema = z.string().regex(/^[^/\s]+\/\S+$/, { error: 'a price is keyed by vendor/model or vendor/*' });
@@ -45,24 +52,38 @@ export class PriceList {
 
 function toPrice(entry: PriceFileEntry): Price {
   const pico = (usdPerMillion: number) => Math.round(usdPerMillion * 1e6);
-  return Object.freeze({ prompt: pico(entry.prompt), completion: pico(entry.completion), cachedPrompt: pico(entry.cachedPrompt ?? entry.prompt) });
+  return Object.freeze({
+    prompt: pico(entry.prompt),
+    completion: pico(entry.completion),
+    cachedPrompt: pico(entry.cachedPrompt ?? entry.prompt),
+    cacheWritePrompt: pico(entry.cacheWritePrompt ?? entry.prompt),
+  });
 }
 
-/** Token counts as a price applies to them; cached prompt tokens are part of the prompt tokens. */
+/** Token counts as a price applies to them; cache reads and writes are part of the prompt tokens. */
 export interface PricedTokens {
   promptTokens: number;
   completionTokens: number;
   cachedTokens?: number | null;
+  cacheWriteTokens?: number | null;
 }
 
 /** What `tokens` cost at `price`, in picodollars (exact: BigInt, as a busy request passes 2⁵³). */
 export function costPico(tokens: PricedTokens, price: Price): bigint {
   const cached = Math.min(tokens.cachedTokens ?? 0, tokens.promptTokens);
+  const written = Math.min(tokens.cacheWriteTokens ?? 0, tokens.promptTokens - cached);
   return (
-    BigInt(tokens.promptTokens - cached) * BigInt(price.prompt) +
+    BigInt(tokens.promptTokens - cached - written) * BigInt(price.prompt) +
     BigInt(cached) * BigInt(price.cachedPrompt) +
+    BigInt(written) * BigInt(price.cacheWritePrompt) +
     BigInt(tokens.completionTokens) * BigInt(price.completion)
   );
+}
+
+/** The most `tokens` can cost before the vendor says which prompt tokens hit or filled its cache: every prompt token at the dearest prompt rate. */
+export function mostCostPico(tokens: { promptTokens: number; completionTokens: number }, price: Price): bigint {
+  const prompt = Math.max(price.prompt, price.cachedPrompt, price.cacheWritePrompt);
+  return BigInt(tokens.promptTokens) * BigInt(prompt) + BigInt(tokens.completionTokens) * BigInt(price.completion);
 }
 
 /** Picodollars as whole nanodollars (10⁻⁹ USD, the ledger's unit), rounded half up. */
@@ -79,6 +100,9 @@ export function formatUsd(nano: number): string {
     .replace(/0+$/, '');
   return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
 }
+
+/** The largest USD amount the ledger holds exactly: 2⁵³ nanodollars, about $9 million. */
+export const MAX_EXACT_USD = 9_000_000;
 
 /** USD as a whole number of nanodollars; throws on more than nine decimals. */
 export function usdToNano(usd: number): number {

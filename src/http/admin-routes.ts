@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { issueKey } from '../auth/api-keys.js';
 import { presentedKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
-import { usdToNano } from '../config/prices.js';
+import { MAX_EXACT_USD, usdToNano } from '../config/prices.js';
 import type { Budget, Storage } from '../storage/types.js';
 import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -30,6 +30,7 @@ const budgetSchema = z
     usd: z
       .number()
       .min(0)
+      .max(MAX_EXACT_USD, { error: `'usd' may be at most ${MAX_EXACT_USD}: larger sums are not exact.` })
       .refine((usd) => Math.abs(usd * 1e9 - Math.round(usd * 1e9)) < 1e-3, { error: "'usd' may have at most nine decimals." })
       .optional(),
     period: z.enum(['day', 'month', 'total']),

@@ -13,6 +13,8 @@ export interface Usage {
   completionTokens: number;
   /** Prompt tokens served from the vendor's prompt cache, when reported. */
   cachedTokens?: number | null;
+  /** Prompt tokens written to the vendor's prompt cache (billed above the prompt price by some vendors), when reported. */
+  cacheWriteTokens?: number | null;
   /** Tokens the model spent reasoning (billed as completion tokens), when reported. */
   reasoningTokens?: number | null;
   audioPromptTokens?: number | null;

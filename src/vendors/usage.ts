@@ -12,6 +12,7 @@ export function addUsage(sum: Usage, usage: Usage): Usage {
     promptTokens: sum.promptTokens + usage.promptTokens,
     completionTokens: sum.completionTokens + usage.completionTokens,
     cachedTokens: addOptional(sum.cachedTokens, usage.cachedTokens),
+    cacheWriteTokens: addOptional(sum.cacheWriteTokens, usage.cacheWriteTokens),
     reasoningTokens: addOptional(sum.reasoningTokens, usage.reasoningTokens),
     audioPromptTokens: addOptional(sum.audioPromptTokens, usage.audioPromptTokens),
     audioCompletionTokens: addOptional(sum.audioCompletionTokens, usage.audioCompletionTokens),

@@ -102,17 +102,19 @@ function mapFinishReason(reason: string | null | undefined): FinishReason {
 
 /**
  * Anthropic's input_tokens excludes cache reads and cache writes; the completions contract counts
- * every prompt token in prompt_tokens, with the cache hits broken out as cached_tokens.
+ * every prompt token in prompt_tokens, with the cache hits broken out as cached_tokens. Cache
+ * writes are kept apart too: Anthropic bills them above the input price.
  */
 function mapUsage(usage: AnthropicUsage | null | undefined): Usage | null {
   // A usage object without counts (`{}`) reports nothing.
   if (usage == null || (usage.input_tokens == null && usage.output_tokens == null)) return null;
   const cacheRead = usage.cache_read_input_tokens ?? null;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? null;
   return {
-    promptTokens: (usage.input_tokens ?? 0) + (cacheRead ?? 0) + cacheWrite,
+    promptTokens: (usage.input_tokens ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0),
     completionTokens: usage.output_tokens ?? 0,
     cachedTokens: cacheRead,
+    cacheWriteTokens: cacheWrite,
     reasoningTokens: null,
   };
 }
