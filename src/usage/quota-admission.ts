@@ -140,7 +140,7 @@ export class QuotaAdmission implements Admission {
       const show = (units: number) => (usd ? `$${formatUsd(units)}` : `${units} tokens`);
       const could = `This request could ${usd ? 'cost' : 'use'} up to ${show(amount)}`;
       const lower = 'Lower max_tokens, n or best_of, or raise the budget.';
-      const left = `${show(Math.max(0, limit - value))} of ${show(limit)} left`;
+      const left = usd ? `${show(Math.max(0, limit - value))} of ${show(limit)} left` : `${Math.max(0, limit - value)} of ${limit} left`;
       const budget = usd ? 'USD budget' : 'budget';
       // Waiting helps only when the budget resets and this request fits a whole period of it.
       if (amount > limit) return tooMany(`${could}, more than the whole ${budget} of ${show(limit)}, so it can never pass. ${lower}`, 'budget', false);
