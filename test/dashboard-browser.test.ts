@@ -16,6 +16,7 @@ import { registerDashboardRoutes } from '../src/http/dashboard-routes.js';
 import { defaultUiDir } from '../src/http/dashboard-static.js';
 import type { UsageTotals } from '../src/storage/types.js';
 import { get, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { usageRecord } from './support/usage-record.js';
 
 /** What ui/src/dashboard.ts exposes for debugging, as far as these tests read it. */
 declare global {
@@ -77,6 +78,17 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal((await post(gateway, '/v5/completions', { model, prompt: 'Peace', max_tokens: 7 }, { 'x-api-key': otherKey.key })).status, 200);
     assert.equal((await put('/admin/budgets', { account_id: gateway.accountId, tokens: 100_000, period: 'month' })).status, 200);
     assert.equal((await put('/admin/budgets', { account_id: gateway.accountId, usd: 25, period: 'month' })).status, 200);
+    // A vendor's priced request, as the ledger holds it: $0.0025 on a model of its own.
+    await gateway.server.storage.recordUsage(
+      usageRecord({
+        requestId: 'cmpl-priced',
+        accountId: gateway.accountId,
+        keyId: secondKeyId,
+        model: 'openai/gpt-4o',
+        costNanoUsd: 2_500_000,
+        createdAt: new Date().toISOString(),
+      }),
+    );
     assert.equal((await put('/admin/limits', { account_id: gateway.accountId, rpm: 600, tpm: 50_000 })).status, 200);
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
   });
@@ -208,8 +220,8 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
       limits.body.budgets.map((budget: Record<string, unknown>) => [budget.unit, budget.tokens ?? budget.usd, budget.used, budget.remaining]),
       [
         ['tokens', 100_000, used, 100_000 - used],
-        // The built-in model is free: the USD budget is untouched.
-        ['usd', 25, 0, 25],
+        // The built-in model is free: the USD budget holds the priced request alone.
+        ['usd', 25, 0.0025, 24.9975],
       ],
     );
     assert.equal(limits.body.rate_limits[0].rpm, 600);
@@ -251,10 +263,14 @@ describe('dashboard and playground in a browser', { skip: !haveChromium && 'no /
     assert.equal(await page.locator('#recent-table tbody tr').count(), records.length);
     assert.match((await page.textContent('#recent-table tbody tr:has-text("400")'))!, /invalid_request/);
     assert.match((await page.textContent('#budgets-table'))!, /100,000/);
-    assert.match((await page.textContent('#budgets-table'))!, /\$25\.00.*\$0.*\$25\.00/s);
+    assert.match((await page.textContent('#budgets-table'))!, /\$25\.00.*\$0\.0025.*\$25\.00/s);
     assert.match((await page.textContent('#rate-limits-table'))!, /600/);
     await page.selectOption('#metric-picker', 'requests');
     assert.deepEqual(await chartSums(page, 'model'), Object.fromEntries(ledger.groups.map((group) => [group.group || '(no model)', group.requests])));
+    await page.selectOption('#metric-picker', 'cost_usd');
+    assert.equal(await page.textContent('#chart-model-title'), 'Cost by model');
+    assert.deepEqual(await chartSums(page, 'model'), Object.fromEntries(ledger.groups.map((group) => [group.group || '(no model)', group.costNanoUsd / 1e9])));
+    await page.selectOption('#metric-picker', 'requests');
     await page.selectOption('#range-picker', 'hour');
     await waitForLoads(page, 2);
     assert.equal(await page.evaluate(() => (window.tollgate!.charts.model.data as { labels?: unknown[] }).labels!.length), 24);

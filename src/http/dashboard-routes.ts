@@ -170,7 +170,7 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
       ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours())
       : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const starts = Array.from({ length: count }, (_, index) => lastStart - (count - 1 - index) * stepMs);
-  const group = (groups: UsageGroup[]) => groups.map((entry) => ({ group: entry.group, ...usageCounts(entry, 4) }));
+  const group = (groups: UsageGroup[]) => groups.map((entry) => ({ group: entry.group, ...usageCounts(entry, 4), cost_usd: usdOf(entry.costNanoUsd) }));
   const buckets = await Promise.all(
     starts.map(async (start) => {
       const since = new Date(start).toISOString();
@@ -183,6 +183,7 @@ async function series(storage: Storage, accountId: string | undefined, bucket: '
         start: since,
         requests: byModel.totals.requests,
         total_tokens: byModel.totals.totalTokens,
+        cost_usd: usdOf(byModel.totals.costNanoUsd),
         by_model: group(byModel.groups),
         by_key: group(byKey.groups),
       };

@@ -23,13 +23,15 @@ export interface SeriesEntry {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** US dollars. */
+  cost_usd: number;
 }
 
 export interface Series {
   bucket: Bucket;
   since: string;
   until: string;
-  buckets: { start: string; requests: number; total_tokens: number; by_model: SeriesEntry[]; by_key: SeriesEntry[] }[];
+  buckets: { start: string; requests: number; total_tokens: number; cost_usd: number; by_model: SeriesEntry[]; by_key: SeriesEntry[] }[];
 }
 
 export interface BudgetState {

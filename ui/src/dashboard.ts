@@ -42,6 +42,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
   const metricPicker = select('metric-picker', 'Show', [
     ['total_tokens', 'Tokens'],
     ['requests', 'Requests'],
+    ['cost_usd', 'Cost (USD)'],
   ]);
   const refresh = el('button', { type: 'button', id: 'refresh' }, 'Refresh');
   const status = el('span', { class: 'status', id: 'dashboard-status' });
@@ -57,7 +58,7 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
   );
   const modelCanvas = el('canvas', { id: 'chart-model', role: 'img', 'aria-label': 'Usage by model' });
   const keyCanvas = el('canvas', { id: 'chart-key', role: 'img', 'aria-label': 'Usage by key' });
-  const modelTitle = el('h2', null, 'By model');
+  const modelTitle = el('h2', { id: 'chart-model-title' }, 'By model');
   const keyTitle = el('h2', null, 'By key');
   const limitsCard = el('section', { class: 'card', id: 'limits' }, el('h2', null, 'Budgets and rate limits'));
   const recentCard = el('section', { class: 'card', id: 'recent' }, el('h2', null, 'Recent requests'));
@@ -90,15 +91,16 @@ async function renderDashboard(app: HTMLElement, session: Session): Promise<void
       if (!value) throw new Error(`The totals card has no ${field} field.`);
       value.textContent = field === 'cost_usd' ? costText(data.totals) : formatInt(data.totals[field]);
     }
-    const unit = metric === 'requests' ? 'requests' : 'tokens';
-    modelTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by model`;
-    keyTitle.textContent = `${unit[0].toUpperCase()}${unit.slice(1)} by key`;
+    const unit = { requests: 'Requests', total_tokens: 'Tokens', cost_usd: 'Cost' }[metric];
+    modelTitle.textContent = `${unit} by model`;
+    keyTitle.textContent = `${unit} by key`;
     updateUsageChart(
       charts.model,
       data.series,
       datasetsFor(data.series, 'by_model', metric, (group) => group || '(no model)'),
+      metric,
     );
-    updateUsageChart(charts.key, data.series, datasetsFor(data.series, 'by_key', metric, names.key));
+    updateUsageChart(charts.key, data.series, datasetsFor(data.series, 'by_key', metric, names.key), metric);
     limitsCard.replaceChildren(el('h2', null, 'Budgets and rate limits'), limitsView(data.limits, names, showAccount));
     recentCard.replaceChildren(el('h2', null, 'Recent requests'), recentView(data.recent, names, showAccount));
   };
