@@ -110,6 +110,11 @@ describe('tollgate CLI', () => {
     const usd = runCli(['budgets', 'set', '--account', accountId, '--usd', '12.5', '--period', 'month'], env);
     assert.equal(usd.status, 0, usd.stderr);
     assert.match(usd.stdout, /budget set: \$12\.5 per month/);
+    // Both budgets of the account, with what the ledger holds this period (the built-in model is free).
+    const listed = runCli(['budgets', 'list', '--account', accountId], env);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /^\(account\)\s+tokens\s+day\s+1000\s+\d+\s+\d+\s+\d{4}-/m);
+    assert.match(listed.stdout, /^\(account\)\s+usd\s+month\s+\$12\.5\s+\$0\s+\$12\.5\s+\d{4}-/m);
     assert.equal(runCli(['limits', 'set', '--account', accountId, '--rpm', '60', '--tpm', '1000'], env).status, 0);
     // A limit not given keeps its value; 'unlimited' removes one.
     assert.match(runCli(['limits', 'set', '--account', accountId, '--tpm', '2000'], env).stdout, /rpm=60 tpm=2000$/m);

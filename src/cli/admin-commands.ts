@@ -6,6 +6,7 @@ import { usageToCsv } from '../http/usage-route.js';
 import { createStorage } from '../storage/create-storage.js';
 import { formatUsd } from '../config/prices.js';
 import type { Budget, BudgetPeriod, Storage, UsageGroupBy, UsageTotals } from '../storage/types.js';
+import { budgetStates } from '../usage/budget-state.js';
 import { requireAccount, requirePolicyTarget } from '../usage/policy-target.js';
 import { accountName, keyLabel, limitValue, positiveInteger, usdAmount } from './cli-arguments.js';
 
@@ -117,9 +118,28 @@ export function registerAdminCommands(program: Command, loadConfig: LoadConfig):
       });
     });
 
-  program
-    .command('budgets')
-    .description('token and USD budgets')
+  const budgets = program.command('budgets').description('token and USD budgets');
+  budgets
+    .command('list')
+    .description("an account's budgets, with what is used and left of the current period")
+    .requiredOption('--account <id>', 'account id')
+    .action(async (options: { account: string }) => {
+      await withStorage(loadConfig, async (storage) => {
+        await requireAccount(storage, options.account);
+        const amount = (unit: Budget['unit'], value: number) => (unit === 'usd' ? `$${formatUsd(value)}` : String(value));
+        const rows = (await budgetStates(storage, options.account)).map(({ budget, used, resetsAt }) => [
+          budget.keyId ?? '(account)',
+          budget.unit,
+          budget.period,
+          amount(budget.unit, budget.limit),
+          amount(budget.unit, used),
+          amount(budget.unit, Math.max(0, budget.limit - used)),
+          resetsAt === null ? 'never' : new Date(resetsAt).toISOString(),
+        ]);
+        print(formatTable(['scope', 'unit', 'period', 'limit', 'used', 'left', 'resets_at'], rows));
+      });
+    });
+  budgets
     .command('set')
     .description('set a budget in tokens or in US dollars (a scope may have one of each)')
     .requiredOption('--account <id>', 'account id')

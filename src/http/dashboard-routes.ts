@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config.js';
 import type { Storage, UsageGroup, UsageRecord, UsageTotals } from '../storage/types.js';
 import { usageColumns, usageFields } from '../storage/usage-row.js';
-import { periodWindow } from '../usage/budget-periods.js';
+import { budgetStates } from '../usage/budget-state.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { requireAdminKey } from './admin-routes.js';
 import { requireAccount } from '../usage/policy-target.js';
@@ -111,30 +111,26 @@ async function limits(storage: Storage, accountIds: string[]) {
 
 /** Budgets with what the ledger holds for their current period; rate limits with the last minute's use. */
 async function limitsFor(storage: Storage, accountId: string, now: Date) {
-  const [budgets, keys, lastMinute] = await Promise.all([
-    storage.listBudgets(accountId),
+  const [states, keys, lastMinute] = await Promise.all([
+    budgetStates(storage, accountId, now),
     storage.listKeys(accountId),
     storage.queryUsage({ accountId, since: new Date(now.getTime() - 60_000).toISOString(), groupBy: 'key' }),
   ]);
-  const budgetState = await Promise.all(
-    budgets.map(async (budget) => {
-      const window = periodWindow(budget.period, now);
-      const used = await storage.sumUsage({ accountId, keyId: budget.keyId, since: window.since, unit: budget.unit });
-      // A USD budget's amounts are dollars, as everywhere the API shows money.
-      const inUnit = (amount: number) => (budget.unit === 'usd' ? usdOf(amount) : amount);
-      return {
-        account_id: accountId,
-        key_id: budget.keyId,
-        period: budget.period,
-        unit: budget.unit,
-        [budget.unit]: inUnit(budget.limit),
-        used: inUnit(used),
-        remaining: inUnit(Math.max(0, budget.limit - used)),
-        period_start: window.since ?? null,
-        resets_at: window.endsAt === null ? null : new Date(window.endsAt).toISOString(),
-      };
-    }),
-  );
+  const budgetState = states.map(({ budget, used, periodStart, resetsAt }) => {
+    // A USD budget's amounts are dollars, as everywhere the API shows money.
+    const inUnit = (amount: number) => (budget.unit === 'usd' ? usdOf(amount) : amount);
+    return {
+      account_id: accountId,
+      key_id: budget.keyId,
+      period: budget.period,
+      unit: budget.unit,
+      [budget.unit]: inUnit(budget.limit),
+      used: inUnit(used),
+      remaining: inUnit(Math.max(0, budget.limit - used)),
+      period_start: periodStart ?? null,
+      resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
+    };
+  });
   const scopes = [null, ...keys.map((key) => key.id)];
   const found = await Promise.all(scopes.map((keyId) => storage.getRateLimits(accountId, keyId)));
   const seen = new Set<string>();
