@@ -47,8 +47,7 @@ test('SIGTERM past the grace period: the cut stream is still metered, exit 0', a
     ['serve', '--workers', '1'],
   );
   try {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(gateway.stdout())![1];
+    const key = (await gateway.waitForStdout(/^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m))[1];
     const response = await fetch(`${gateway.url}/v5/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
