@@ -138,11 +138,21 @@ describe('a key in use, failed or abandoned', () => {
   test('while the first request runs, the same key is a 409 idempotency_key_in_use with retry-after', async () => {
     const caller = await freshCaller();
     const key = uniqueKey();
-    upstream.always({ afterMs: 600, reply: openaiCompletions.json({ texts: ['slow'], usage: billed }) });
+    // The vendor answers the first request only once the second has had its answer, however slow the machine.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    upstream.always((_request, response) => {
+      void released.then(() => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(openaiCompletions.body({ texts: ['slow'], usage: billed })));
+      });
+    });
     const body = { model: MODEL, prompt: 'Hi', max_tokens: 5 };
     const first = send(caller, body, key);
     while (upstream.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    const during = await send(caller, body, key);
+    const during = await send(caller, body, key).finally(release);
     assert.equal(during.status, 409, during.text);
     assert.equal(during.body.error.code, 'idempotency_key_in_use');
     assert.equal(during.headers.get('retry-after'), '1');
@@ -222,8 +232,13 @@ describe('a key in use, failed or abandoned', () => {
     const claimDone = new Promise<void>((resolve) => {
       claimed = resolve;
     });
+    let claiming!: () => void;
+    const claimStarted = new Promise<void>((resolve) => {
+      claiming = resolve;
+    });
     // A slow database: the claim returns only after the client has gone.
     context.mock.method(storage, 'claimIdempotencyKey', async (claim: Parameters<typeof storage.claimIdempotencyKey>[0]) => {
+      claiming();
       await new Promise((resolve) => setTimeout(resolve, 400));
       try {
         return await claimKey(claim);
@@ -239,7 +254,8 @@ describe('a key in use, failed or abandoned', () => {
       body: JSON.stringify(body),
       signal: leaving.signal,
     }).catch(() => null);
-    setTimeout(() => leaving.abort(), 150);
+    // The client leaves once its request is waiting on the claim (a fixed delay could fire before the request arrived).
+    void claimStarted.then(() => leaving.abort());
     await sent;
     await claimDone;
     context.mock.restoreAll();

@@ -47,8 +47,7 @@ test('SIGTERM past the grace period: the cut stream is still metered, exit 0', a
     ['serve', '--workers', '1'],
   );
   try {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(gateway.stdout())![1];
+    const key = (await gateway.waitForStdout(/^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m))[1];
     const response = await fetch(`${gateway.url}/v5/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
@@ -132,10 +131,11 @@ test('at the deadline a request still waiting on its Idempotency-Key claim is an
   const claimStarted = new Promise<void>((resolve) => {
     claiming = resolve;
   });
-  // A database slow to answer the claim: it returns after the grace period has passed.
+  // A database slow to answer the claim: it returns after the grace period and after the connections are cut
+  // (1 s past the deadline): the answer cannot wait for it (an 800 ms claim raced the cut on a loaded machine).
   context.mock.method(storage, 'claimIdempotencyKey', async (claim: Parameters<typeof storage.claimIdempotencyKey>[0]) => {
     claiming();
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     return claimKey(claim);
   });
   const answer = fetch(`${gateway.url}/v5/completions`, {

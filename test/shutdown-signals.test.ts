@@ -46,19 +46,21 @@ describe('shutdown', () => {
       const database = join(dir, `${signal}.db`);
       const gateway = await spawnGateway({ DATABASE_URL: `sqlite:${database}`, TOLLGATE_SHUTDOWN_GRACE_MS: '15000' }, ['serve', '--workers', '1']);
       try {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const key = /^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m.exec(gateway.stdout())?.[1];
-        assert.ok(key, gateway.stdout());
+        const key = (await gateway.waitForStdout(/^\s+(tg_[A-Za-z0-9]{12}_[A-Za-z0-9]{32})$/m))[1];
         const stream = await startStream(gateway.url, key);
         assert.equal(stream.status, 200);
         const signalledAt = performance.now();
         gateway.child.kill(signal);
-        // While draining, a new connection is not served.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        const late = await fetch(`${gateway.url}/health`).then(
-          (response) => response.status,
-          () => 'refused',
-        );
+        // While draining, a new connection is not served. The child takes the signal when it is scheduled: until
+        // then /health is still served, so ask until the drain shows (a fixed 50 ms wait raced on a loaded machine).
+        const health = () =>
+          fetch(`${gateway.url}/health`).then(
+            (response) => response.status,
+            () => 'refused' as const,
+          );
+        let late = await health();
+        for (const waitUntil = performance.now() + 10_000; late === 200 && performance.now() < waitUntil; late = await health())
+          await new Promise((resolve) => setTimeout(resolve, 20));
         assert.ok(late === 'refused' || late === 503, `a new request during the drain got ${late}`);
         const text = await stream.body;
         assert.ok(text.endsWith('event: done\ndata: [DONE]\n\n'), `the stream was cut: ...${text.slice(-200)}`);

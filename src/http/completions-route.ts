@@ -50,16 +50,34 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) cancel.abort();
       });
+      // Followed by shutdown from the start too: past the grace period a request still waiting on a slow
+      // claim is answered then, not when the database returns (by which time its connection may be cut).
+      options.inFlight.add(ids.completionId, cancel);
       let begun: IdempotencyClaim | Replay | null;
+      const claiming = options.idempotency.begin(request, route);
+      const shutDown = new Promise<'shutdown'>((resolve) =>
+        cancel.signal.addEventListener('abort', () => {
+          if (!reply.raw.destroyed) resolve('shutdown');
+        }),
+      );
       try {
-        begun = await options.idempotency.begin(request, route);
+        const first = await Promise.race([claiming, shutDown]);
+        if (first === 'shutdown') {
+          // The claim, once it returns, frees the key for a retry.
+          void claiming.then((late) => (late?.kind === 'claimed' ? late.release() : undefined)).catch(() => undefined);
+          throw cancel.signal.reason;
+        }
+        begun = first;
       } catch (error) {
+        options.inFlight.delete(ids.completionId);
         await pipeline.refuse(ids, callerOf(request), error);
         return sendError(error, request, reply);
       }
-      if (begun?.kind === 'replay') return options.idempotency.replay(request, reply, begun);
+      if (begun?.kind === 'replay') {
+        options.inFlight.delete(ids.completionId);
+        return options.idempotency.replay(request, reply, begun);
+      }
       const claim = begun;
-      options.inFlight.add(ids.completionId, cancel);
       try {
         let run: CompletionRun;
         try {

@@ -15,6 +15,8 @@ export interface GatewayProcess {
   child: ChildProcess;
   url: string;
   stdout: () => string;
+  /** Waits (up to `timeoutMs`) until stdout matches `pattern`, then returns the match: the key banner is a write of its own, after the address line. */
+  waitForStdout: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray>;
   /** Resolves with the exit code. */
   exited: Promise<number | null>;
 }
@@ -51,7 +53,16 @@ export async function spawnGateway(env: Record<string, string>, args: string[] =
       reject(new Error(`gateway exited with ${code}:\n${out}\n${err}`));
     });
   });
-  return { child, url, stdout: () => out, exited };
+  const waitForStdout = async (pattern: RegExp, waitMs = 15_000): Promise<RegExpExecArray> => {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const match = pattern.exec(out);
+      if (match) return match;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`stdout never matched ${pattern}:\n${out}\n${err}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  return { child, url, stdout: () => out, waitForStdout, exited };
 }
 
 export function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
