@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { MockUpstream } from './support/mock-upstream.js';
-import { parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
+import { get, parseSse, post, startTestGateway, type TestGateway } from './support/test-gateway.js';
 import { anthropicMessages, geminiGenerateContent, openaiChat } from './support/vendor-wire.js';
 
 const transport = { connectTimeoutMs: 1000, idleTimeoutMs: 1500, responseTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 5, retryMaxDelayMs: 20 };
@@ -203,6 +203,30 @@ describe('chat completions on the vendors', () => {
       ],
     );
     assert.equal(response.body.choices[0].message.content, 'Yellow');
+  });
+});
+
+describe('chat models', () => {
+  test('GET /v5/chat/completions/models lists the models that answer conversations, in the OpenAI and SGP shapes', async () => {
+    const response = await get(gateway, '/v5/chat/completions/models');
+    assert.equal(response.status, 200, response.text);
+    const ids = response.body.items.map((item: { id: string }) => item.id);
+    assert.ok(ids.includes(LOCAL) && ids.includes('openai/gpt-4o-mini') && ids.includes('anthropic/claude-sonnet-4-5'), ids.join());
+    assert.ok(!ids.includes('openai/gpt-3.5-turbo-instruct'), 'a completions model has no chat endpoint');
+    assert.deepEqual(
+      response.body.data.map((entry: { id: string }) => entry.id),
+      ids,
+    );
+    const item = response.body.items.find((entry: { id: string }) => entry.id === 'openai/gpt-4o-mini');
+    assert.deepEqual([item.model_name, item.model_vendor, item.model_type], ['gpt-4o-mini', 'openai', 'chat_completion']);
+    const paged = await get(gateway, `/v5/chat/completions/models?limit=1&starting_after=${encodeURIComponent(ids[0])}`);
+    assert.deepEqual(
+      paged.body.items.map((entry: { id: string }) => entry.id),
+      [ids[1]],
+    );
+    const all = await get(gateway, '/v5/models');
+    const instruct = all.body.data.find((entry: { id: string }) => entry.id === 'openai/gpt-3.5-turbo-instruct');
+    assert.equal(instruct.capabilities.chat, false);
   });
 });
 

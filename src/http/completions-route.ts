@@ -54,20 +54,8 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       // claim is answered then, not when the database returns (by which time its connection may be cut).
       options.inFlight.add(ids.completionId, cancel);
       let begun: IdempotencyClaim | Replay | null;
-      const claiming = options.idempotency.begin(request, route);
-      const shutDown = new Promise<'shutdown'>((resolve) =>
-        cancel.signal.addEventListener('abort', () => {
-          if (!reply.raw.destroyed) resolve('shutdown');
-        }),
-      );
       try {
-        const first = await Promise.race([claiming, shutDown]);
-        if (first === 'shutdown') {
-          // The claim, once it returns, frees the key for a retry.
-          void claiming.then((late) => (late?.kind === 'claimed' ? late.release() : undefined)).catch(() => undefined);
-          throw cancel.signal.reason;
-        }
-        begun = first;
+        begun = await options.idempotency.begin(request, route, cancel.signal);
       } catch (error) {
         options.inFlight.delete(ids.completionId);
         await pipeline.refuse(ids, callerOf(request), error);
