@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { Authenticator } from './auth/authenticate.js';
 import type { Config } from './config/config.js';
 import { CompletionPipeline } from './completions/completion-pipeline.js';
+import { chatCompletionsApi, completionsApi } from './completions/inference-apis.js';
 import { malformedUrl, serviceUnavailable } from './errors/gateway-error.js';
 import { requireApiKey } from './http/api-key-auth.js';
 import { registerCompletionsRoute } from './http/completions-route.js';
@@ -145,7 +146,9 @@ export function buildApp(dependencies: AppDependencies): App {
 
   server.register(async (v5) => {
     v5.addHook('onRequest', requireApiKey(authenticator));
-    registerCompletionsRoute(v5, { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger, inFlight, idempotency });
+    const routeOptions = { pipeline, keepAliveIntervalMs: config.keepAliveIntervalMs, logger, inFlight, idempotency };
+    registerCompletionsRoute(v5, routeOptions, completionsApi);
+    registerCompletionsRoute(v5, routeOptions, chatCompletionsApi);
     registerModelsRoute(v5, registry, config.aliases);
     registerUsageRoute(v5, storage);
     registerDashboardApi(v5, storage);

@@ -121,7 +121,7 @@ test('trains into an empty cache, then reloads from it in well under a second', 
     ['local/tollgate-small'],
   );
   assert.equal(model.exactTokenizer, true);
-  assert.deepEqual(model.capabilities, { logprobs: true, nativeCompletions: true });
+  assert.deepEqual(model.capabilities, { logprobs: true, nativeCompletions: true, chat: true });
   assert.equal(model.countTokens('Hello world, again.'), encodeText('Hello world, again.').length);
   assert.equal(adapter.resolveModel('nope'), null);
 });

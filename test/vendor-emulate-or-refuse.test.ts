@@ -222,7 +222,7 @@ describe('seeds within each vendor range, one per emulated choice', () => {
       vendor: 'openai',
       name: 'gpt-3.5-turbo-instruct',
       contextWindow: 4096,
-      capabilities: { logprobs: true, nativeCompletions: true },
+      capabilities: { logprobs: true, nativeCompletions: true, chat: false },
       countTokens: () => 1,
       exactTokenizer: false,
     };

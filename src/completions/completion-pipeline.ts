@@ -21,16 +21,19 @@ export interface PipelineDependencies {
   recorder: RunRecorder;
 }
 
+/** Reads one API's request body (text or chat completions) into the request the pipeline runs. */
+export type RequestParser = (body: unknown) => ParsedCompletionRequest;
+
 export class CompletionPipeline {
   constructor(private readonly dependencies: PipelineDependencies) {}
 
   /** An admitted run, or the GatewayError (400/404/429/503) that refused the request, after recording it. */
-  async start(ids: RequestLogIds, caller: Caller, body: unknown): Promise<CompletionRun> {
+  async start(ids: RequestLogIds, caller: Caller, body: unknown, parse: RequestParser = parseCompletionRequest): Promise<CompletionRun> {
     const startedAt = performance.now();
     const { registry, admission, config, recorder } = this.dependencies;
     let parsed: ParsedCompletionRequest | null = null;
     try {
-      parsed = parseCompletionRequest(body);
+      parsed = parse(body);
       const current = parsed;
       const [model, ...fallbackModels] = config.aliases[current.model] ?? [current.model];
       const target = prepareTarget(registry, config.prices, model, current);

@@ -25,7 +25,15 @@ export interface CompletionTarget {
 /** Resolves `model` and lets its adapter check and plan the request (throws 400/404 GatewayErrors). */
 export function prepareTarget(registry: VendorRegistry, prices: PriceList, model: string, parsed: ParsedCompletionRequest): CompletionTarget {
   const resolved = registry.resolve(model);
+  if (parsed.api === 'chat' && !resolved.model.capabilities.chat) {
+    throw invalidRequest(
+      `'${resolved.model.id}' is a completions model without a chat endpoint: call POST /v5/completions with it.`,
+      'model',
+      'unsupported_model',
+    );
+  }
   const request: GenerationRequest = { model: resolved.model.name, ...parsed.generation };
+  if (parsed.maxTokensOmitted) request.maxTokens = chatRoom(request, resolved.model);
   const promptCounts = checkContextWindow(request, resolved.model);
   const plan = resolved.adapter.prepare(request, resolved.model);
   return { resolved, request, plan, promptCounts, price: priceOf(prices, resolved) };
@@ -50,6 +58,16 @@ export function fallbackPrices(registry: VendorRegistry, prices: PriceList, mode
     }
   }
   return found;
+}
+
+/** Without `max_tokens`, a chat completion may use what the context window leaves, up to this. */
+export const DEFAULT_CHAT_MAX_TOKENS = 4096;
+
+/** What the context window leaves after the conversation's transcript, at most DEFAULT_CHAT_MAX_TOKENS (at least 1: a prompt too long is refused next). */
+function chatRoom(request: GenerationRequest, model: ModelInfo): number {
+  const prompt = request.prompts[0];
+  const count = prompt?.kind === 'text' ? model.countTokens(prompt.text) : 0;
+  return Math.max(1, Math.min(DEFAULT_CHAT_MAX_TOKENS, model.contextWindow - count));
 }
 
 /**

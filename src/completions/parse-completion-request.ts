@@ -5,6 +5,8 @@ import type { GenerationRequest, PromptInput } from '../vendors/types.js';
 import { completionRequestSchema, parameterMessages, type CompletionRequestBody } from './completion-request-schema.js';
 
 export interface ParsedCompletionRequest {
+  /** Which API the request came through: its answer is a text completion or a chat completion. */
+  api: 'completions' | 'chat';
   /** `model` exactly as the caller wrote it. */
   model: string;
   stream: boolean;
@@ -12,6 +14,8 @@ export interface ParsedCompletionRequest {
   includeUsage: boolean;
   /** Everything but the model, normalised; `model` is filled in once the vendor is resolved. */
   generation: Omit<GenerationRequest, 'model'>;
+  /** A chat request without `max_tokens`: it may use what the model's context window leaves (see completion-target.ts). */
+  maxTokensOmitted: boolean;
 }
 
 export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
@@ -21,7 +25,9 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
   checkCombinations(request);
   const stream = request.stream === true;
   return {
+    api: 'completions',
     model: request.model,
+    maxTokensOmitted: false,
     stream,
     includeUsage: stream && request.stream_options?.include_usage === true,
     // include_obfuscation needs nothing: the gateway's chunks carry no obfuscation padding either way.
@@ -43,11 +49,13 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       suffix: request.suffix ?? null,
       user: request.user ?? null,
       stream,
+      messages: null,
     },
   };
 }
 
 function checkCombinations(request: CompletionRequestBody): void {
+  checkStreamOptions(request);
   const n = request.n ?? 1;
   // best_of 0 ranks nothing: it stands for "not given" and is checked against nothing.
   if (request.best_of != null && request.best_of > 0) {
@@ -55,6 +63,10 @@ function checkCombinations(request: CompletionRequestBody): void {
     // 1 ranks nothing either, so it streams like any request; OpenAI refuses only real ranking.
     if (request.stream === true && request.best_of > 1) throw invalidRequest("'best_of' above 1 cannot be used with 'stream'.", 'best_of');
   }
+}
+
+/** `stream_options` belongs to a stream. */
+export function checkStreamOptions(request: { stream?: boolean | null; stream_options?: unknown }): void {
   if (request.stream_options != null && request.stream !== true) {
     throw invalidRequest("'stream_options' is only allowed when 'stream' is true.", 'stream_options');
   }
@@ -70,14 +82,14 @@ function normalisePrompts(prompt: CompletionRequestBody['prompt']): PromptInput[
 }
 
 /** Empty stop strings stop nothing: `""` and `[""]` mean no stop at all. */
-function normaliseStops(stop: CompletionRequestBody['stop']): string[] {
+export function normaliseStops(stop: CompletionRequestBody['stop']): string[] {
   if (stop == null) return [];
   if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
   return stop.every((sequence) => sequence.length > 0) ? stop : stop.filter((sequence) => sequence.length > 0);
 }
 
 /** Formats the first zod issue as a 400 naming the parameter, e.g. `stop[2]` or `logit_bias.50256`. */
-function toValidationError(error: z.ZodError, body: unknown): GatewayError {
+export function toValidationError(error: z.ZodError, body: unknown): GatewayError {
   const issue = error.issues[0];
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0];

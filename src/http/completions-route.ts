@@ -1,13 +1,15 @@
 /**
- * POST /v5/completions: starts a run through the pipeline and renders it, as one JSON answer or as
- * server-sent events. The middleware has set the request id, CORS headers and caller, and read the
- * body. Errors before output are HTTP errors; after output, an error event ends the stream.
+ * POST /v5/completions and POST /v5/chat/completions (one `InferenceApi` each): starts a run through
+ * the pipeline and renders it as the API writes it, as one JSON answer or as server-sent events. The
+ * middleware has set the request id, CORS headers and caller, and read the body. Errors before
+ * output are HTTP errors; after output, an error event ends the stream.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completionId } from '../completions/completion-id.js';
 import type { CompletionPipeline } from '../completions/completion-pipeline.js';
 import type { CompletionRun } from '../completions/completion-run.js';
+import type { InferenceApi } from '../completions/inference-apis.js';
 import { toErrorResponse } from '../errors/error-mapper.js';
 import type { Logger } from '../observability/logger.js';
 import type { IdempotencyClaim, Replay } from '../usage/idempotency-keys.js';
@@ -29,21 +31,20 @@ export interface CompletionsRouteOptions {
   idempotency: IdempotentReplies;
 }
 
-const route = '/v5/completions';
-
-export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions): void {
+export function registerCompletionsRoute(app: FastifyInstance, options: CompletionsRouteOptions, api: InferenceApi): void {
   const { pipeline } = options;
+  const route = api.path;
   app.post(
     route,
     {
       // An authenticated request refused before the handler (a body that cannot be read) still gets its one ledger record.
       errorHandler: async (error, request, reply) => {
-        if (request.caller !== null) await pipeline.refuse({ completionId: completionId(), requestId: request.id }, request.caller, error);
+        if (request.caller !== null) await pipeline.refuse({ completionId: completionId(api.idPrefix), requestId: request.id }, request.caller, error);
         return sendError(error, request, reply);
       },
     },
     async (request, reply) => {
-      const ids = { completionId: completionId(), requestId: request.id };
+      const ids = { completionId: completionId(api.idPrefix), requestId: request.id };
       // Followed from the start: a client that leaves while its key is claimed or admission runs must not leave a run behind it.
       const cancel = new AbortController();
       reply.raw.once('close', () => {
@@ -53,20 +54,8 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       // claim is answered then, not when the database returns (by which time its connection may be cut).
       options.inFlight.add(ids.completionId, cancel);
       let begun: IdempotencyClaim | Replay | null;
-      const claiming = options.idempotency.begin(request, route);
-      const shutDown = new Promise<'shutdown'>((resolve) =>
-        cancel.signal.addEventListener('abort', () => {
-          if (!reply.raw.destroyed) resolve('shutdown');
-        }),
-      );
       try {
-        const first = await Promise.race([claiming, shutDown]);
-        if (first === 'shutdown') {
-          // The claim, once it returns, frees the key for a retry.
-          void claiming.then((late) => (late?.kind === 'claimed' ? late.release() : undefined)).catch(() => undefined);
-          throw cancel.signal.reason;
-        }
-        begun = first;
+        begun = await options.idempotency.begin(request, route, cancel.signal);
       } catch (error) {
         options.inFlight.delete(ids.completionId);
         await pipeline.refuse(ids, callerOf(request), error);
@@ -80,14 +69,14 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
       try {
         let run: CompletionRun;
         try {
-          run = await pipeline.start(ids, callerOf(request), request.body);
+          run = await pipeline.start(ids, callerOf(request), request.body, api.parse);
         } catch (error) {
           return sendError(error, request, reply);
         }
         reply.headers(run.headers);
-        if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, claim, options);
+        if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, claim, options, api);
         try {
-          const completion = await run.complete(cancel.signal);
+          const completion = api.whole(await run.complete(cancel.signal));
           if (claim === null) return reply.send(completion);
           // Serialised here, so the replay is these very bytes.
           const text = JSON.stringify(completion);
@@ -114,14 +103,16 @@ async function streamRun(
   signal: AbortSignal,
   claim: IdempotencyClaim | null,
   options: CompletionsRouteOptions,
+  api: InferenceApi,
 ): Promise<FastifyReply> {
   reply.hijack();
+  const write = api.chunkWriter();
   const headers = headersOf(reply);
   const transcript: string[] | null = claim ? [] : null;
   const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs, transcript);
   try {
     for await (const chunks of run.chunks(signal)) {
-      await sse.send(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(''));
+      await sse.send(chunks.map((chunk) => `data: ${JSON.stringify(write(chunk))}\n\n`).join(''));
     }
     if (!signal.aborted && claim && transcript) {
       // Stored before the last byte, so a retry that follows the answer finds it.

@@ -1,8 +1,8 @@
 /**
- * GET /v5/models: the models the caller can use, for both SDK families in one answer: OpenAI's list
- * (`data` of `id`, `object`, `created`, `owned_by`, with context window and capabilities) and SGP's
- * (`items` of `model_name`, `model_vendor`, `model_type`). `limit`, `starting_after` and
- * `ending_before` page through both the same way, in catalogue order; without them the whole list.
+ * The models the caller can use, for both SDK families in one answer: OpenAI's list (`data` of
+ * `id`, `object`, `created`, `owned_by`, with context window and capabilities) and SGP's (`items` of
+ * `model_name`, `model_vendor`, `model_type`). `limit`, `starting_after` and `ending_before` page
+ * through both the same way, in catalogue order; without them the whole list.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -19,45 +19,78 @@ const pageSchema = z.object({
 
 interface ListedModel {
   id: string;
+  /** It answers POST /v5/chat/completions (an alias: one of its targets does). */
+  chat: boolean;
   /** OpenAI's entry. */
   openai: Record<string, unknown>;
-  /** SGP's entry. */
+  /** SGP's entry, without its `model_type`, which the list sets. */
   sgp: Record<string, unknown>;
 }
 
+/**
+ * GET /v5/models (every model, each also served by /v5/completions) and GET
+ * /v5/chat/completions/models (those that answer conversations), in the same two shapes.
+ */
 export function registerModelsRoute(app: FastifyInstance, registry: VendorRegistry, aliases: Readonly<Record<string, readonly string[]>>): void {
   const created = Math.floor(Date.now() / 1000);
-  app.get('/v5/models', async (request) => {
-    const page = parseInput(pageSchema, request.query ?? {}, 'query');
+  const catalogue = (): ListedModel[] => {
     const models: ListedModel[] = registry.listModels().map((model) => ({
       id: model.id,
+      chat: model.capabilities.chat,
       openai: {
         id: model.id,
         object: 'model',
         created,
         owned_by: model.vendor,
         context_window: model.contextWindow,
-        capabilities: { completions: true, streaming: true, logprobs: model.capabilities.logprobs, native_completions: model.capabilities.nativeCompletions },
+        capabilities: {
+          completions: true,
+          chat: model.capabilities.chat,
+          streaming: true,
+          logprobs: model.capabilities.logprobs,
+          native_completions: model.capabilities.nativeCompletions,
+        },
       },
-      sgp: { id: model.id, model_name: model.name, model_vendor: model.vendor, model_type: 'completion', context_window: model.contextWindow },
+      sgp: { id: model.id, model_name: model.name, model_vendor: model.vendor, context_window: model.contextWindow },
     }));
     for (const [id, targets] of Object.entries(aliases)) {
       models.push({
         id,
+        chat: targets.some((target) => answersChat(registry, target)),
         openai: { id, object: 'model', created, owned_by: 'alias', targets: [...targets] },
-        sgp: { id, model_name: id, model_vendor: 'alias', model_type: 'completion', targets: [...targets] },
+        sgp: { id, model_name: id, model_vendor: 'alias', targets: [...targets] },
       });
     }
-    const { listed, hasMore } = pageOf(models, page);
+    return models;
+  };
+  const list = (models: ListedModel[], query: unknown, modelType: 'completion' | 'chat_completion') => {
+    const { listed, hasMore } = pageOf(models, parseInput(pageSchema, query ?? {}, 'query'));
     return {
       object: 'list',
       data: listed.map((model) => model.openai),
-      items: listed.map((model) => model.sgp),
+      items: listed.map((model) => ({ ...model.sgp, model_type: modelType })),
       has_more: hasMore,
       first_id: listed[0]?.id ?? null,
       last_id: listed.at(-1)?.id ?? null,
     };
-  });
+  };
+  app.get('/v5/models', async (request) => list(catalogue(), request.query, 'completion'));
+  app.get('/v5/chat/completions/models', async (request) =>
+    list(
+      catalogue().filter((model) => model.chat),
+      request.query,
+      'chat_completion',
+    ),
+  );
+}
+
+/** Whether a model an alias names resolves, and answers conversations. */
+function answersChat(registry: VendorRegistry, model: string): boolean {
+  try {
+    return registry.resolve(model).model.capabilities.chat;
+  } catch {
+    return false;
+  }
 }
 
 /** The page the cursor asks for: after `starting_after`, or the last ones before `ending_before`; at most `limit`. */

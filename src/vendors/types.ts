@@ -47,6 +47,12 @@ export type StreamPart =
   | { type: 'finish'; choice: number; finishReason: FinishReason }
   | { type: 'metadata'; systemFingerprint?: string | null };
 
+/** One message of a conversation (`developer` messages arrive as `system`). */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
 /** A prompt is either text or a token array (token ids of the model's tokenizer). */
 export type PromptInput = { kind: 'text'; text: string } | { kind: 'tokens'; tokens: number[] };
 
@@ -77,6 +83,12 @@ export interface GenerationRequest {
   user: string | null;
   /** Whether the client asked for a stream; adapters may choose the upstream mode from it. */
   stream: boolean;
+  /**
+   * A conversation (POST /v5/chat/completions), or null for a text completion. When set, `prompts`
+   * holds one text prompt, the conversation's transcript, which the gateway counts and which a
+   * model without a chat endpoint (the built-in one) continues; echo, suffix and best_of are unset.
+   */
+  messages: ChatMessage[] | null;
 }
 
 export interface GenerationOptions<Plan extends GenerationPlan = GenerationPlan> {
@@ -104,6 +116,8 @@ export interface ModelCapabilities {
   logprobs: boolean;
   /** Native legacy completions endpoint (false: the vendor only has chat, completions are emulated). */
   nativeCompletions: boolean;
+  /** The model answers conversations (POST /v5/chat/completions); false for completion-only models. */
+  chat: boolean;
 }
 
 export interface ModelInfo {

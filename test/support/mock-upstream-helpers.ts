@@ -57,6 +57,7 @@ export function request(overrides: Partial<GenerationRequest> & { prompt?: strin
     suffix: null,
     user: null,
     stream: true,
+    messages: null,
     ...rest,
   };
 }

@@ -7,6 +7,7 @@
 import type { Config } from '../../config/config.js';
 import { catalogueEntries } from '../shared/model-catalogue.js';
 import { createSingleChoiceAdapter } from '../shared/single-choice-adapter.js';
+import { conversationOf, systemAndTurns } from '../shared/conversation.js';
 import type { VendorAdapter } from '../types.js';
 import { anthropicMessageParts, anthropicStreamParts, extractAnthropicError } from './parse-anthropic-response.js';
 
@@ -42,7 +43,10 @@ export function createAnthropicAdapter(config: Config): VendorAdapter | string {
     headers: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' }),
     url: (baseUrl) => `${baseUrl}/v1/messages`,
     body(request, plan, _group, prompt) {
-      const body: Record<string, unknown> = { model: request.model, max_tokens: request.maxTokens, messages: [{ role: 'user', content: prompt }] };
+      const { system, turns } = systemAndTurns(conversationOf(request, prompt));
+      const body: Record<string, unknown> = { model: request.model, max_tokens: request.maxTokens };
+      if (system !== null) body.system = system;
+      body.messages = turns;
       if (plan.vendorStops.length > 0) body.stop_sequences = plan.vendorStops;
       if (request.temperature !== null) body.temperature = request.temperature;
       if (request.topP !== null) body.top_p = request.topP;

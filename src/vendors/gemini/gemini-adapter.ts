@@ -10,6 +10,7 @@ import type { Config } from '../../config/config.js';
 import { catalogueEntries } from '../shared/model-catalogue.js';
 import { int32SeedRange } from '../shared/seed-range.js';
 import { createSingleChoiceAdapter } from '../shared/single-choice-adapter.js';
+import { conversationOf, systemAndTurns } from '../shared/conversation.js';
 import type { VendorAdapter } from '../types.js';
 import { extractGeminiError, geminiResponseParts, geminiStreamParts } from './parse-gemini-response.js';
 
@@ -43,7 +44,9 @@ export function createGeminiAdapter(config: Config): VendorAdapter | string {
       if (group.seed !== null) generationConfig.seed = Number(group.seed);
       if (request.presencePenalty !== null) generationConfig.presencePenalty = request.presencePenalty;
       if (request.frequencyPenalty !== null) generationConfig.frequencyPenalty = request.frequencyPenalty;
-      return { contents: [{ role: 'user', parts: [{ text: prompt }] }], generationConfig };
+      const { system, turns } = systemAndTurns(conversationOf(request, prompt));
+      const contents = turns.map((turn) => ({ role: turn.role === 'assistant' ? 'model' : 'user', parts: [{ text: turn.content }] }));
+      return system === null ? { contents, generationConfig } : { systemInstruction: { parts: [{ text: system }] }, contents, generationConfig };
     },
     extractError: extractGeminiError,
     responseParts: geminiResponseParts,

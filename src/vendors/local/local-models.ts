@@ -30,7 +30,8 @@ export function localModels(): ModelInfo[] {
       name: MODEL_NAME,
       // An n-gram has no real limit; this bounds prompt + completion as a transformer's window would.
       contextWindow: 4096,
-      capabilities: { logprobs: true, nativeCompletions: true },
+      // A conversation reaches it as its transcript, which it continues.
+      capabilities: { logprobs: true, nativeCompletions: true, chat: true },
       countTokens: (text) => (text.length === 0 ? 0 : encodePrompt(text).length),
       exactTokenizer: true,
       // It runs in the gateway's own process: nothing to pay a vendor for.

@@ -64,6 +64,20 @@ export const openaiChatSchema = z.object({
         index: z.number().int().nonnegative().nullish(),
         message: z.object({ content: z.string().nullish() }).nullish(),
         delta: z.object({ content: z.string().nullish() }).nullish(),
+        /** Asked for by chat completions only: one entry per token, with its alternatives. */
+        logprobs: z
+          .object({
+            content: z
+              .array(
+                z.object({
+                  token: z.string(),
+                  logprob: z.number(),
+                  top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })).nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )

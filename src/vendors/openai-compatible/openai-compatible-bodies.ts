@@ -1,4 +1,5 @@
 /** Request bodies in the OpenAI wire format, shaped by what the preset says the server takes, as JSON text. */
+import { conversationOf } from '../shared/conversation.js';
 import { promptText, type CallGroup, type GenerationPlanDetail } from '../shared/plan-generation.js';
 import type { GenerationRequest, PromptInput } from '../types.js';
 import type { OpenAICompatiblePreset } from './openai-compatible-preset.js';
@@ -21,10 +22,15 @@ export function completionsBody(preset: OpenAICompatiblePreset, request: Generat
 
 export function chatBody(preset: OpenAICompatiblePreset, request: GenerationRequest, plan: GenerationPlanDetail, group: CallGroup): string {
   const body = modelField(preset, request);
-  // One prompt, one conversation: the prompt is the user turn.
-  body.messages = [{ role: 'user', content: promptText(request.prompts[group.promptIndexes[0]]) }];
+  // A chat completion's own conversation; else one prompt, one conversation: the prompt is the user turn.
+  body.messages = conversationOf(request, promptText(request.prompts[group.promptIndexes[0]]));
   body[preset.chatMaxTokensField] = request.maxTokens;
   if (preset.chatN && group.n > 1) body.n = group.n;
+  // Only a chat completion asks for logprobs here: they come back in chat's own shape.
+  if (request.messages !== null && request.logprobs !== null) {
+    body.logprobs = true;
+    if (request.logprobs > 0) body.top_logprobs = request.logprobs;
+  }
   return finishBody(preset, request, plan, group, body);
 }
 

@@ -21,7 +21,8 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
   const vendor = preset.name;
   refuseUnsupported(request, vendor, preset.unsupported);
   const features = preset.native;
-  const native = model.capabilities.nativeCompletions;
+  // A conversation always goes to the chat endpoint.
+  const native = model.capabilities.nativeCompletions && request.messages === null;
   if (native) {
     if (!features.tokenPrompts && inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
     if (!features.bestOf && inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, 'the server cannot rank candidates');
@@ -37,8 +38,9 @@ export function planOpenAICompatible(preset: OpenAICompatiblePreset, request: Ge
     if (inUse(request, 'prompt')) throw unsupportedParameter('prompt', vendor, tokenPromptReason);
     if (inUse(request, 'suffix')) throw unsupportedParameter('suffix', vendor, `'${model.id}' is a chat model with no insertion mode`);
     if (inUse(request, 'best_of')) throw unsupportedParameter('best_of', vendor, `'${model.id}' is a chat model and cannot rank candidates`);
-    if (inUse(request, 'logprobs'))
+    if (inUse(request, 'logprobs') && request.messages === null)
       throw unsupportedParameter('logprobs', vendor, `'${model.id}' is served through chat completions, whose logprobs do not map onto completions logprobs`);
+    if (inUse(request, 'logprobs') && !features.logprobs) throw unsupportedParameter('logprobs', vendor, 'the server returns no token logprobs');
   }
   // Completions allow up to 4 stop sequences and so do OpenAI-compatible chat endpoints. Chat
   // endpoints want at least one output token: max_tokens 0 is answered by the gateway.

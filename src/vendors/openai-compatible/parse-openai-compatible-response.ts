@@ -44,7 +44,9 @@ export const chatFormat: ResponseFormat<OpenAIChat> = {
     for (const choice of body.choices ?? []) {
       const index = choice.index ?? 0;
       const content = whole ? choice.message?.content : choice.delta?.content;
-      if (content) out.push({ type: 'text-delta', choice: index, text: content });
+      const logprobs = mapChatLogprobs(choice.logprobs?.content);
+      if (logprobs) out.push({ type: 'text-delta', choice: index, text: content ?? '', logprobs });
+      else if (content) out.push({ type: 'text-delta', choice: index, text: content });
       if (whole || choice.finish_reason) out.push({ type: 'finish', choice: index, finishReason: mapFinishReason(vendor, choice.finish_reason) });
     }
   },
@@ -116,6 +118,16 @@ function mapLogprobs(logprobs: OpenAILogprobs | null | undefined): TokenLogprob[
     token,
     logprob: logprobs.token_logprobs?.[index] ?? null,
     topLogprobs: logprobs.top_logprobs?.[index] ?? null,
+  }));
+}
+
+/** Chat's logprobs (an entry per token, alternatives as a list) as the gateway's token logprobs. */
+function mapChatLogprobs(content: NonNullable<NonNullable<OpenAIChat['choices']>[number]['logprobs']>['content']): TokenLogprob[] | undefined {
+  if (!content || content.length === 0) return undefined;
+  return content.map((entry) => ({
+    token: entry.token,
+    logprob: entry.logprob,
+    topLogprobs: entry.top_logprobs ? Object.fromEntries(entry.top_logprobs.map((alternative) => [alternative.token, alternative.logprob])) : null,
   }));
 }
 

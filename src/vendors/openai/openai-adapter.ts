@@ -41,8 +41,9 @@ export const openaiPreset: OpenAICompatiblePreset = {
   chatMaxTokensField: 'max_completion_tokens',
   exactCounterFor: openaiExactCounter,
   models: [
-    ...catalogueEntries(4_096, ['gpt-3.5-turbo-instruct'], true),
-    ...catalogueEntries(16_384, ['davinci-002', 'babbage-002'], true),
+    // Completion-only models: OpenAI serves them on /v1/completions alone.
+    ...catalogueEntries(4_096, ['gpt-3.5-turbo-instruct'], true, false),
+    ...catalogueEntries(16_384, ['davinci-002', 'babbage-002'], true, false),
     ...catalogueEntries(128_000, ['gpt-4o', 'gpt-4o-mini']),
     ...catalogueEntries(1_047_576, ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano']),
   ],

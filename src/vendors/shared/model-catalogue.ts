@@ -13,6 +13,8 @@ export interface CatalogueEntry {
   contextWindow: number;
   nativeCompletions: boolean;
   logprobs: boolean;
+  /** The model has a chat endpoint (default true; OpenAI's completion-only models do not). */
+  chat?: boolean;
 }
 
 /** What a model is when neither the built-in list nor its declaration says otherwise. */
@@ -28,9 +30,9 @@ export interface ModelCatalogue {
   resolve(name: string): ModelInfo | null;
 }
 
-/** Built-in entries for models sharing a context window: chat-only without logprobs, or native with them. */
-export function catalogueEntries(contextWindow: number, names: readonly string[], native = false): CatalogueEntry[] {
-  return names.map((name) => ({ name, contextWindow, nativeCompletions: native, logprobs: native }));
+/** Built-in entries for models sharing a context window: chat-only without logprobs, or native with them (and with chat unless `chat` is false). */
+export function catalogueEntries(contextWindow: number, names: readonly string[], native = false, chat = true): CatalogueEntry[] {
+  return names.map((name) => ({ name, contextWindow, nativeCompletions: native, logprobs: native, chat }));
 }
 
 // Model names end up in URL paths; refuse what no vendor uses rather than escaping surprises.
@@ -44,7 +46,7 @@ export function createModelCatalogue(vendor: string, builtIn: readonly Catalogue
       vendor,
       name: entry.name,
       contextWindow: entry.contextWindow,
-      capabilities: { logprobs: entry.logprobs, nativeCompletions: entry.nativeCompletions },
+      capabilities: { logprobs: entry.logprobs, nativeCompletions: entry.nativeCompletions, chat: entry.chat ?? true },
       countTokens: exact ?? countTokens,
       exactTokenizer: exact !== null,
     };
@@ -58,6 +60,7 @@ export function createModelCatalogue(vendor: string, builtIn: readonly Catalogue
       contextWindow: declaration.contextWindow ?? base?.contextWindow ?? slice.unlistedContextWindow,
       nativeCompletions: declaration.completions ? declaration.completions === 'native' : (base?.nativeCompletions ?? defaults.nativeCompletions),
       logprobs: declaration.logprobs ?? base?.logprobs ?? defaults.logprobs,
+      chat: base?.chat ?? true,
     });
   }
   const listed = new Map<string, ModelInfo>();
