@@ -108,7 +108,37 @@ describe('chat completions on the built-in model', () => {
     assert.equal(logprobs.content.map((entry: { token: string }) => entry.token).join(''), response.body.choices[0].message.content);
     for (const entry of logprobs.content) {
       assert.deepEqual(entry.bytes, [...Buffer.from(entry.token, 'utf8')]);
-      assert.ok(entry.top_logprobs.length >= 2 && entry.top_logprobs.length <= 3);
+      assert.equal(entry.top_logprobs.length, 2);
+    }
+  });
+
+  test('top_logprobs gives at most the alternatives asked for, most likely first; none for logprobs alone', async () => {
+    for (const stream of [false, true]) {
+      const request = { model: LOCAL, messages: conversation, max_tokens: 6, seed: 5, stream };
+      const two = await post(gateway, CHAT, { ...request, logprobs: true, top_logprobs: 2 });
+      const none = await post(gateway, CHAT, { ...request, logprobs: true });
+      const entries = (response: typeof two) =>
+        stream
+          ? parseSse(response.text)
+              .filter((event) => event.data !== '[DONE]')
+              .flatMap((event) =>
+                JSON.parse(event.data).choices.flatMap((choice: { logprobs: { content: unknown[] } | null }) => choice.logprobs?.content ?? []),
+              )
+          : response.body.choices[0].logprobs.content;
+      const twos = entries(two);
+      assert.ok(twos.length > 0, two.text);
+      for (const entry of twos) {
+        const logprobs = entry.top_logprobs.map((alternative: { logprob: number }) => alternative.logprob);
+        assert.ok(logprobs.length >= 1 && logprobs.length <= 2, JSON.stringify(entry));
+        assert.deepEqual(
+          logprobs,
+          [...logprobs].sort((a, b) => b - a),
+        );
+      }
+      assert.ok(
+        entries(none).every((entry: { top_logprobs: unknown[] }) => entry.top_logprobs.length === 0),
+        none.text,
+      );
     }
   });
 
