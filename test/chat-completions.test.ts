@@ -234,6 +234,23 @@ describe('chat completions on the vendors', () => {
     );
     assert.equal(response.body.choices[0].message.content, 'Yellow');
   });
+  test('anthropic and gemini: a conversation of system text alone is refused before any call (their APIs need a turn)', async () => {
+    for (const [model, upstream] of [
+      ['anthropic/claude-sonnet-4-5', anthropic],
+      ['gemini/gemini-2.5-flash', gemini],
+    ] as const) {
+      const response = await post(gateway, CHAT, { model, messages: [{ role: 'system', content: 'Name a colour.' }], max_tokens: 5, n: 2 });
+      assert.equal(response.status, 400, response.text);
+      assert.equal(response.body.error.param, 'messages');
+      assert.equal(response.body.error.code, 'unsupported_parameter');
+      assert.match(response.body.error.message, new RegExp(model.split('/')[0]));
+      assert.equal(upstream.requests.length, 0);
+    }
+    // OpenAI takes it as it is.
+    openai.reply(openaiChat.json({ texts: ['Blue'], usage: { prompt: 5, completion: 1 } }));
+    const response = await post(gateway, CHAT, { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Name a colour.' }], max_tokens: 5 });
+    assert.equal(response.status, 200, response.text);
+  });
 });
 
 describe('chat models', () => {
