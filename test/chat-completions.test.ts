@@ -287,6 +287,19 @@ describe('what chat completions refuse', () => {
       [{ model: LOCAL, messages: [] }, 'messages', 'invalid_value'],
       [{ model: LOCAL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content', 'invalid_value'],
       [{ model: LOCAL, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', 'invalid_value'],
+      [
+        {
+          model: LOCAL,
+          messages: [...message, { role: 'assistant', content: 'x', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+        },
+        'messages[1].tool_calls',
+        'unsupported_parameter',
+      ],
+      [
+        { model: LOCAL, messages: [{ role: 'assistant', content: 'x', function_call: { name: 'f', arguments: '{}' } }] },
+        'messages[0].function_call',
+        'unsupported_parameter',
+      ],
       [{ model: LOCAL, messages: message, max_tokens: 0 }, 'max_tokens', 'invalid_value'],
       [{ model: LOCAL, messages: message, top_logprobs: 2 }, 'top_logprobs', 'invalid_value'],
       [{ model: LOCAL, messages: message, max_tokens: 5, max_completion_tokens: 6 }, 'max_tokens', 'invalid_value'],
