@@ -108,7 +108,37 @@ describe('chat completions on the built-in model', () => {
     assert.equal(logprobs.content.map((entry: { token: string }) => entry.token).join(''), response.body.choices[0].message.content);
     for (const entry of logprobs.content) {
       assert.deepEqual(entry.bytes, [...Buffer.from(entry.token, 'utf8')]);
-      assert.ok(entry.top_logprobs.length >= 2 && entry.top_logprobs.length <= 3);
+      assert.equal(entry.top_logprobs.length, 2);
+    }
+  });
+
+  test('top_logprobs gives at most the alternatives asked for, most likely first; none for logprobs alone', async () => {
+    for (const stream of [false, true]) {
+      const request = { model: LOCAL, messages: conversation, max_tokens: 6, seed: 5, stream };
+      const two = await post(gateway, CHAT, { ...request, logprobs: true, top_logprobs: 2 });
+      const none = await post(gateway, CHAT, { ...request, logprobs: true });
+      const entries = (response: typeof two) =>
+        stream
+          ? parseSse(response.text)
+              .filter((event) => event.data !== '[DONE]')
+              .flatMap((event) =>
+                JSON.parse(event.data).choices.flatMap((choice: { logprobs: { content: unknown[] } | null }) => choice.logprobs?.content ?? []),
+              )
+          : response.body.choices[0].logprobs.content;
+      const twos = entries(two);
+      assert.ok(twos.length > 0, two.text);
+      for (const entry of twos) {
+        const logprobs = entry.top_logprobs.map((alternative: { logprob: number }) => alternative.logprob);
+        assert.ok(logprobs.length >= 1 && logprobs.length <= 2, JSON.stringify(entry));
+        assert.deepEqual(
+          logprobs,
+          [...logprobs].sort((a, b) => b - a),
+        );
+      }
+      assert.ok(
+        entries(none).every((entry: { top_logprobs: unknown[] }) => entry.top_logprobs.length === 0),
+        none.text,
+      );
     }
   });
 
@@ -204,6 +234,23 @@ describe('chat completions on the vendors', () => {
     );
     assert.equal(response.body.choices[0].message.content, 'Yellow');
   });
+  test('anthropic and gemini: a conversation of system text alone is refused before any call (their APIs need a turn)', async () => {
+    for (const [model, upstream] of [
+      ['anthropic/claude-sonnet-4-5', anthropic],
+      ['gemini/gemini-2.5-flash', gemini],
+    ] as const) {
+      const response = await post(gateway, CHAT, { model, messages: [{ role: 'system', content: 'Name a colour.' }], max_tokens: 5, n: 2 });
+      assert.equal(response.status, 400, response.text);
+      assert.equal(response.body.error.param, 'messages');
+      assert.equal(response.body.error.code, 'unsupported_parameter');
+      assert.match(response.body.error.message, new RegExp(model.split('/')[0]));
+      assert.equal(upstream.requests.length, 0);
+    }
+    // OpenAI takes it as it is.
+    openai.reply(openaiChat.json({ texts: ['Blue'], usage: { prompt: 5, completion: 1 } }));
+    const response = await post(gateway, CHAT, { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Name a colour.' }], max_tokens: 5 });
+    assert.equal(response.status, 200, response.text);
+  });
 });
 
 describe('chat models', () => {
@@ -240,6 +287,19 @@ describe('what chat completions refuse', () => {
       [{ model: LOCAL, messages: [] }, 'messages', 'invalid_value'],
       [{ model: LOCAL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content', 'invalid_value'],
       [{ model: LOCAL, messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', 'invalid_value'],
+      [
+        {
+          model: LOCAL,
+          messages: [...message, { role: 'assistant', content: 'x', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+        },
+        'messages[1].tool_calls',
+        'unsupported_parameter',
+      ],
+      [
+        { model: LOCAL, messages: [{ role: 'assistant', content: 'x', function_call: { name: 'f', arguments: '{}' } }] },
+        'messages[0].function_call',
+        'unsupported_parameter',
+      ],
       [{ model: LOCAL, messages: message, max_tokens: 0 }, 'max_tokens', 'invalid_value'],
       [{ model: LOCAL, messages: message, top_logprobs: 2 }, 'top_logprobs', 'invalid_value'],
       [{ model: LOCAL, messages: message, max_tokens: 5, max_completion_tokens: 6 }, 'max_tokens', 'invalid_value'],

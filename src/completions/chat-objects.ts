@@ -17,7 +17,8 @@ export interface ChatLogprobs {
   refusal: null;
 }
 
-export function toChatCompletion(completion: Completion): unknown {
+/** `topLogprobs`: the alternatives asked for per token (`top_logprobs`). */
+export function toChatCompletion(completion: Completion, topLogprobs: number): unknown {
   return {
     id: completion.id,
     object: 'chat.completion',
@@ -26,7 +27,7 @@ export function toChatCompletion(completion: Completion): unknown {
     choices: completion.choices.map((choice) => ({
       index: choice.index,
       message: { role: 'assistant', content: choice.text, refusal: null },
-      logprobs: chatLogprobs(choice.logprobs),
+      logprobs: chatLogprobs(choice.logprobs, topLogprobs),
       finish_reason: choice.finish_reason,
     })),
     usage: completion.usage,
@@ -38,6 +39,8 @@ export function toChatCompletion(completion: Completion): unknown {
 export class ChatChunks {
   private readonly started: boolean[] = [];
 
+  constructor(private readonly topLogprobs: number) {}
+
   chunk(completion: Completion): unknown {
     const chunk: Record<string, unknown> = {
       id: completion.id,
@@ -48,7 +51,7 @@ export class ChatChunks {
       choices: completion.choices.map((choice) => ({
         index: choice.index,
         delta: this.delta(choice.index, choice.text, choice.finish_reason !== null),
-        logprobs: chatLogprobs(choice.logprobs),
+        logprobs: chatLogprobs(choice.logprobs, this.topLogprobs),
         finish_reason: choice.finish_reason,
       })),
     };
@@ -65,12 +68,19 @@ export class ChatChunks {
   }
 }
 
-function chatLogprobs(logprobs: ChoiceLogprobs | null): ChatLogprobs | null {
+/**
+ * Chat's logprobs: per token its `top` most likely alternatives, most likely first. Legacy logprobs
+ * add the sampled token to the top ones, so they may hold one more, which chat never returns.
+ */
+function chatLogprobs(logprobs: ChoiceLogprobs | null, top: number): ChatLogprobs | null {
   if (logprobs === null) return null;
   return {
     content: logprobs.tokens.map((token, index) => ({
       ...tokenLogprob(token, logprobs.token_logprobs[index] ?? 0),
-      top_logprobs: Object.entries(logprobs.top_logprobs[index] ?? {}).map(([alternative, logprob]) => tokenLogprob(alternative, logprob)),
+      top_logprobs: Object.entries(logprobs.top_logprobs[index] ?? {})
+        .sort(([, a], [, b]) => b - a)
+        .slice(0, top)
+        .map(([alternative, logprob]) => tokenLogprob(alternative, logprob)),
     })),
     refusal: null,
   };

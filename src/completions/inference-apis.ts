@@ -6,6 +6,7 @@
 import { ChatChunks, toChatCompletion } from './chat-objects.js';
 import type { Completion } from './completion-objects.js';
 import type { RequestParser } from './completion-pipeline.js';
+import type { ParsedCompletionRequest } from './parse-completion-request.js';
 import { parseChatRequest } from './parse-chat-request.js';
 import { parseCompletionRequest } from './parse-completion-request.js';
 
@@ -14,10 +15,10 @@ export interface InferenceApi {
   /** The completion ids' prefix (also the ledger's request ids). */
   idPrefix: 'cmpl-' | 'chatcmpl-';
   parse: RequestParser;
-  /** The whole answer as this API writes it. */
-  whole(completion: Completion): unknown;
+  /** The whole answer to `parsed` as this API writes it. */
+  whole(completion: Completion, parsed: ParsedCompletionRequest): unknown;
   /** A new stream's chunk writer (chat's remembers which choices have named their role). */
-  chunkWriter(): (chunk: Completion) => unknown;
+  chunkWriter(parsed: ParsedCompletionRequest): (chunk: Completion) => unknown;
 }
 
 const asIs = (completion: Completion): unknown => completion;
@@ -34,9 +35,14 @@ export const chatCompletionsApi: InferenceApi = {
   path: '/v5/chat/completions',
   idPrefix: 'chatcmpl-',
   parse: parseChatRequest,
-  whole: toChatCompletion,
-  chunkWriter() {
-    const chunks = new ChatChunks();
+  whole: (completion, parsed) => toChatCompletion(completion, topLogprobsOf(parsed)),
+  chunkWriter(parsed) {
+    const chunks = new ChatChunks(topLogprobsOf(parsed));
     return (chunk) => chunks.chunk(chunk);
   },
 };
+
+/** `top_logprobs` as asked (0 with `logprobs` alone); the run's legacy logprobs may hold one more, the sampled token. */
+function topLogprobsOf(parsed: ParsedCompletionRequest): number {
+  return parsed.generation.logprobs ?? 0;
+}

@@ -58,6 +58,20 @@ function refuseUnsupportedFields(body: unknown): void {
     if (value === undefined || value === null || (field === 'response_format' && isPlainText(value))) continue;
     throw invalidRequest(`'${field}' cannot be honoured: ${why}.`, field, 'unsupported_parameter');
   }
+  // An earlier turn's tool calls would otherwise be dropped from the conversation without a word.
+  const messages = (body as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) return;
+  for (const [index, message] of messages.entries()) {
+    for (const field of ['tool_calls', 'function_call'] as const) {
+      if (message === null || typeof message !== 'object' || (message as Record<string, unknown>)[field] == null) continue;
+      const param = `messages[${index}].${field}`;
+      throw invalidRequest(
+        `'${param}' cannot be honoured: ${unsupportedChatFields[field === 'tool_calls' ? 'tools' : 'functions']}.`,
+        param,
+        'unsupported_parameter',
+      );
+    }
+  }
 }
 
 /** `response_format: {"type": "text"}` is the default answer format: the same as leaving it out. */

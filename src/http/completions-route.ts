@@ -76,7 +76,7 @@ export function registerCompletionsRoute(app: FastifyInstance, options: Completi
         reply.headers(run.headers);
         if (run.parsed.stream) return await streamRun(run, reply, cancel.signal, claim, options, api);
         try {
-          const completion = api.whole(await run.complete(cancel.signal));
+          const completion = api.whole(await run.complete(cancel.signal), run.parsed);
           if (claim === null) return reply.send(completion);
           // Serialised here, so the replay is these very bytes.
           const text = JSON.stringify(completion);
@@ -106,7 +106,7 @@ async function streamRun(
   api: InferenceApi,
 ): Promise<FastifyReply> {
   reply.hijack();
-  const write = api.chunkWriter();
+  const write = api.chunkWriter(run.parsed);
   const headers = headersOf(reply);
   const transcript: string[] | null = claim ? [] : null;
   const sse = new SseWriter(reply.raw, headers, options.keepAliveIntervalMs, transcript);

@@ -3,6 +3,7 @@
  * single user turn (a text completion served by a chat endpoint). For vendors that take the system
  * text apart and want turns that alternate, `systemAndTurns` joins what they cannot take as it is.
  */
+import { unsupportedParameter } from '../../errors/gateway-error.js';
 import type { ChatMessage, GenerationRequest } from '../types.js';
 
 export function conversationOf(request: GenerationRequest, prompt: string): ChatMessage[] {
@@ -29,4 +30,10 @@ export function systemAndTurns(messages: readonly ChatMessage[]): SystemAndTurns
     else turns.push({ role: message.role, content: message.content });
   }
   return { system: system.length > 0 ? system.join('\n\n') : null, turns };
+}
+
+/** For vendors that take the system text apart: a conversation of system text alone leaves them no turn, which their APIs refuse. */
+export function refuseSystemOnly(request: GenerationRequest, vendor: string): void {
+  if (request.messages === null || request.messages.some((message) => message.role !== 'system')) return;
+  throw unsupportedParameter('messages', vendor, 'it needs a user or assistant message besides the system text');
 }
