@@ -6,7 +6,7 @@
 import { invalidRequest } from '../errors/gateway-error.js';
 import type { ChatMessage } from '../vendors/types.js';
 import { type ChatRequestBody, chatRequestSchema, unsupportedChatFields } from './chat-request-schema.js';
-import { checkStreamOptions, normaliseStops, type ParsedCompletionRequest, toValidationError } from './parse-completion-request.js';
+import { checkStreamOptions, type ParsedCompletionRequest, samplingOf, toValidationError } from './parse-completion-request.js';
 
 export function parseChatRequest(body: unknown): ParsedCompletionRequest {
   refuseUnsupportedFields(body);
@@ -34,13 +34,7 @@ export function parseChatRequest(body: unknown): ParsedCompletionRequest {
       bestOf: null,
       // Replaced by what the context window leaves when omitted (completion-target.ts).
       maxTokens: maxTokens ?? 1,
-      temperature: request.temperature ?? null,
-      topP: request.top_p ?? null,
-      seed: request.seed ?? null,
-      stop: normaliseStops(request.stop),
-      presencePenalty: request.presence_penalty ?? null,
-      frequencyPenalty: request.frequency_penalty ?? null,
-      logitBias: request.logit_bias ?? null,
+      ...samplingOf(request),
       logprobs: request.logprobs === true ? (request.top_logprobs ?? 0) : null,
       echo: false,
       suffix: null,

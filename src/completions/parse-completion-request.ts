@@ -37,13 +37,7 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       // best_of 0 asks for no ranking, as if it were not given.
       bestOf: request.best_of === 0 ? null : (request.best_of ?? null),
       maxTokens: request.max_tokens ?? 16,
-      temperature: request.temperature ?? null,
-      topP: request.top_p ?? null,
-      seed: request.seed ?? null,
-      stop: normaliseStops(request.stop),
-      presencePenalty: request.presence_penalty ?? null,
-      frequencyPenalty: request.frequency_penalty ?? null,
-      logitBias: request.logit_bias ?? null,
+      ...samplingOf(request),
       logprobs: request.logprobs ?? null,
       echo: request.echo === true,
       suffix: request.suffix ?? null,
@@ -81,8 +75,23 @@ function normalisePrompts(prompt: CompletionRequestBody['prompt']): PromptInput[
   return (prompt as number[][]).map((tokens) => ({ kind: 'tokens', tokens }));
 }
 
+/** The sampling fields both APIs take alike, normalised (null for "not given"). */
+export function samplingOf(
+  request: Pick<CompletionRequestBody, 'temperature' | 'top_p' | 'seed' | 'stop' | 'presence_penalty' | 'frequency_penalty' | 'logit_bias'>,
+): Pick<GenerationRequest, 'temperature' | 'topP' | 'seed' | 'stop' | 'presencePenalty' | 'frequencyPenalty' | 'logitBias'> {
+  return {
+    temperature: request.temperature ?? null,
+    topP: request.top_p ?? null,
+    seed: request.seed ?? null,
+    stop: normaliseStops(request.stop),
+    presencePenalty: request.presence_penalty ?? null,
+    frequencyPenalty: request.frequency_penalty ?? null,
+    logitBias: request.logit_bias ?? null,
+  };
+}
+
 /** Empty stop strings stop nothing: `""` and `[""]` mean no stop at all. */
-export function normaliseStops(stop: CompletionRequestBody['stop']): string[] {
+function normaliseStops(stop: CompletionRequestBody['stop']): string[] {
   if (stop == null) return [];
   if (typeof stop === 'string') return stop.length > 0 ? [stop] : [];
   return stop.every((sequence) => sequence.length > 0) ? stop : stop.filter((sequence) => sequence.length > 0);
