@@ -50,7 +50,7 @@ beforeEach(() => {
 
 const conversation = [
   { role: 'developer', content: 'Answer in one word.' },
-  { role: 'user', content: 'Name a colour.' },
+  { role: 'user', content: 'Name a colour.', name: 'ada' },
   { role: 'assistant', content: 'Red.' },
   {
     role: 'user',
@@ -175,7 +175,7 @@ describe('chat completions on the vendors', () => {
     assert.equal(sent.url, '/v1/chat/completions');
     assert.deepEqual(sent.body.messages, [
       { role: 'system', content: 'Answer in one word.' },
-      { role: 'user', content: 'Name a colour.' },
+      { role: 'user', content: 'Name a colour.', name: 'ada' },
       { role: 'assistant', content: 'Red.' },
       { role: 'user', content: 'Another one?' },
     ]);
@@ -250,6 +250,33 @@ describe('chat completions on the vendors', () => {
     openai.reply(openaiChat.json({ texts: ['Blue'], usage: { prompt: 5, completion: 1 } }));
     const response = await post(gateway, CHAT, { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Name a colour.' }], max_tokens: 5 });
     assert.equal(response.status, 200, response.text);
+  });
+
+  test('anthropic and gemini: a turn without text is refused by name; an empty last assistant turn is a prefill they continue', async () => {
+    for (const [model, upstream] of [
+      ['anthropic/claude-sonnet-4-5', anthropic],
+      ['gemini/gemini-2.5-flash', gemini],
+    ] as const) {
+      const messages = [
+        { role: 'user', content: 'Name a colour.' },
+        { role: 'assistant', content: '' },
+        { role: 'user', content: 'Go on.' },
+      ];
+      const response = await post(gateway, CHAT, { model, messages, max_tokens: 5 });
+      assert.equal(response.status, 400, response.text);
+      assert.equal(response.body.error.param, 'messages[1].content');
+      assert.equal(upstream.requests.length, 0);
+    }
+    anthropic.reply(anthropicMessages.json({ texts: ['Teal'], usage: { prompt: 9, completion: 1 } }));
+    const prefill = await post(gateway, CHAT, {
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [
+        { role: 'user', content: 'Name a colour.' },
+        { role: 'assistant', content: '' },
+      ],
+      max_tokens: 5,
+    });
+    assert.equal(prefill.status, 200, prefill.text);
   });
 });
 

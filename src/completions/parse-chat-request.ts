@@ -82,7 +82,8 @@ function isPlainText(value: unknown): boolean {
 /** `developer` is the newer name of `system`; text parts are joined. */
 function toChatMessage(message: ChatRequestBody['messages'][number]): ChatMessage {
   const content = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
-  return { role: message.role === 'developer' ? 'system' : message.role, content };
+  const role = message.role === 'developer' ? 'system' : message.role;
+  return message.name ? { role, content, name: message.name } : { role, content };
 }
 
 const speakers = { system: 'System', user: 'User', assistant: 'Assistant' } as const;

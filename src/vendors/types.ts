@@ -51,6 +51,8 @@ export type StreamPart =
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** The participant's name, for chat APIs that take one (OpenAI's); others have no such field. */
+  name?: string;
 }
 
 /** A prompt is either text or a token array (token ids of the model's tokenizer). */

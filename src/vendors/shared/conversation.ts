@@ -22,7 +22,8 @@ export function systemAndTurns(messages: readonly ChatMessage[]): SystemAndTurns
   const turns: SystemAndTurns['turns'] = [];
   for (const message of messages) {
     if (message.role === 'system') {
-      system.push(message.content);
+      // An empty system text says nothing, and a vendor may refuse an empty one.
+      if (message.content !== '') system.push(message.content);
       continue;
     }
     const last = turns.at(-1);
@@ -32,8 +33,20 @@ export function systemAndTurns(messages: readonly ChatMessage[]): SystemAndTurns
   return { system: system.length > 0 ? system.join('\n\n') : null, turns };
 }
 
-/** For vendors that take the system text apart: a conversation of system text alone leaves them no turn, which their APIs refuse. */
-export function refuseSystemOnly(request: GenerationRequest, vendor: string): void {
-  if (request.messages === null || request.messages.some((message) => message.role !== 'system')) return;
-  throw unsupportedParameter('messages', vendor, 'it needs a user or assistant message besides the system text');
+/**
+ * For vendors that take the system text apart (Anthropic, Gemini): a conversation of system text
+ * alone leaves them no turn, and a turn without text is one their APIs refuse (save a last
+ * assistant turn, which the answer continues). Said before any call, naming the message.
+ */
+export function refuseUnsendableTurns(request: GenerationRequest, vendor: string): void {
+  const messages = request.messages;
+  if (messages === null) return;
+  if (messages.every((message) => message.role === 'system')) {
+    throw unsupportedParameter('messages', vendor, 'it needs a user or assistant message besides the system text');
+  }
+  const last = messages.length - 1;
+  const empty = messages.findIndex(
+    (message, index) => message.role !== 'system' && message.content === '' && !(index === last && message.role === 'assistant'),
+  );
+  if (empty >= 0) throw unsupportedParameter(`messages[${empty}].content`, vendor, 'it takes no message without text');
 }

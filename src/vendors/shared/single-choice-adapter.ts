@@ -9,7 +9,7 @@ import type { Config } from '../../config/config.js';
 import type { VendorError } from '../../errors/vendor-error.js';
 import type { GenerationRequest, ModelInfo, StreamPart, VendorAdapter } from '../types.js';
 import type { CallPart } from './call-part.js';
-import { refuseSystemOnly } from './conversation.js';
+import { refuseUnsendableTurns } from './conversation.js';
 import { createModelCatalogue, type CatalogueEntry } from './model-catalogue.js';
 import { planGeneration, promptText, type CallGroup, type GenerationPlanDetail, type VendorAbilities } from './plan-generation.js';
 import { refuseAbove, refuseOutside, refuseUnsupported, tokenPromptReason, type RequestParam } from './refusals.js';
@@ -69,7 +69,7 @@ export function createSingleChoiceAdapter(config: Config, spec: SingleChoiceVend
   const abilities: VendorAbilities = { promptList: false, nativeN: false, nativeEcho: false, maxStops, acceptsStop, seedRange, zeroMaxTokens: false };
   const plan = (request: GenerationRequest): GenerationPlanDetail => {
     refuseUnsupported(request, vendor, unsupported);
-    refuseSystemOnly(request, vendor);
+    refuseUnsendableTurns(request, vendor);
     refuseAbove(vendor, 'temperature', request.temperature, spec.maxTemperature);
     const penalties = spec.penaltyRange;
     if (penalties) {
