@@ -329,6 +329,7 @@ describe('what chat completions refuse', () => {
       ],
       [{ model: LOCAL, messages: message, max_tokens: 0 }, 'max_tokens', 'invalid_value'],
       [{ model: LOCAL, messages: message, top_logprobs: 2 }, 'top_logprobs', 'invalid_value'],
+      [{ model: LOCAL, messages: message, logprobs: true, top_logprobs: -1 }, 'top_logprobs', 'invalid_value'],
       [{ model: LOCAL, messages: message, max_tokens: 5, max_completion_tokens: 6 }, 'max_tokens', 'invalid_value'],
       [{ model: LOCAL, messages: message, echo: true }, 'echo', 'unknown_parameter'],
       [{ model: LOCAL, prompt: 'Hi' }, 'messages', 'missing_required_parameter'],

@@ -4,7 +4,7 @@
  * every vendor yet (tools, structured output, audio, images) is refused by name, never ignored.
  */
 import { z } from 'zod';
-import { completionRequestSchema, parameterMessages } from './completion-request-schema.js';
+import { completionRequestSchema, integerIn, parameterMessages } from './completion-request-schema.js';
 
 export const chatMessages = {
   messages: "'messages' must be a list of at least one message, each with a 'role' (system, developer, user or assistant) and text 'content'.",
@@ -52,24 +52,9 @@ export const chatRequestSchema = z.strictObject(
     frequency_penalty: completion.frequency_penalty,
     logit_bias: completion.logit_bias,
     logprobs: z.boolean({ error: chatMessages.logprobs }).nullish(),
-    top_logprobs: z
-      .number({ error: chatMessages.top_logprobs })
-      .int({ error: chatMessages.top_logprobs })
-      .min(0)
-      .max(20, { error: chatMessages.top_logprobs })
-      .nullish(),
-    max_tokens: z
-      .number({ error: chatMessages.max_tokens })
-      .int({ error: chatMessages.max_tokens })
-      .min(1, { error: chatMessages.max_tokens })
-      .max(2 ** 31 - 1)
-      .nullish(),
-    max_completion_tokens: z
-      .number({ error: chatMessages.max_completion_tokens })
-      .int({ error: chatMessages.max_completion_tokens })
-      .min(1, { error: chatMessages.max_completion_tokens })
-      .max(2 ** 31 - 1)
-      .nullish(),
+    top_logprobs: integerIn(chatMessages.top_logprobs, 0, 20).nullish(),
+    max_tokens: integerIn(chatMessages.max_tokens, 1, 2 ** 31 - 1).nullish(),
+    max_completion_tokens: integerIn(chatMessages.max_completion_tokens, 1, 2 ** 31 - 1).nullish(),
     n: completion.n,
     presence_penalty: completion.presence_penalty,
     seed: completion.seed,

@@ -48,7 +48,7 @@ export const parameterMessages = {
   user: "'user' must be a string of at most 256 characters.",
 } as const;
 
-const integerIn = (error: string, min: number, max: number) => z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+export const integerIn = (error: string, min: number, max: number) => z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 
 const numberIn = (error: string, min: number, max: number) => z.number({ error }).min(min, { error }).max(max, { error });
 
